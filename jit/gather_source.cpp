@@ -1,0 +1,42 @@
+#include "jit/gather_source.h"
+
+#include "jitops/types.h"
+
+namespace jitops {
+namespace {
+
+const char* const kFieldNames[KernelSpec::kFields] = {"unit", "index", "dims", "offset", "wrap", "flat",
+                                                      "unroll", "threads", nullptr, nullptr, nullptr, nullptr};
+
+std::string gather_body(const KernelSpec& s) {
+  using F = GatherSpecFields;
+  const auto& f = s.fields;
+  const int dims = f[F::kDims];
+  const bool generic = dims == 0;
+  const int param_dims = generic ? kMaxDims : dims;
+  const int flat_dims = f[F::kFlat] ? kMaxDims : 1;
+  const char* index_type = f[F::kIndexBytes] == 4 ? "int" : "long long";
+  std::string unit = "jitops::UnitOf<" + std::to_string(f[F::kUnitBytes]) + ">::type";
+  std::string flags = std::string(f[F::kWrap] ? "true" : "false") + ", " + (f[F::kFlat] ? "true" : "false");
+  std::string params = "jitops::GatherParams<" + std::to_string(f[F::kOffsetBits]) + ", " +
+                       std::to_string(param_dims) + ", " + std::to_string(flat_dims) + ">";
+  std::string call;
+  if (dims == 2) {
+    call = "jitops::gather_2d<" + unit + ", " + index_type + ", " + flags + ", " + std::to_string(f[F::kUnroll]) + ">(p);";
+  } else {
+    call = "jitops::gather_linear<" + unit + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
+           (generic ? "true" : "false") + ", " + flags + ", " + std::to_string(f[F::kUnroll]) + ">(p);";
+  }
+  return "#include \"gather.cuh\"\n\n"
+         "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
+         "jitops_kernel(const " + params + " p) {\n  " + call + "\n}\n";
+}
+
+}  // namespace
+
+const KernelFamilyInfo& gather_family_info() {
+  static const KernelFamilyInfo info{"gather", kFieldNames, &gather_body};
+  return info;
+}
+
+}  // namespace jitops

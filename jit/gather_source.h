@@ -1,0 +1,22 @@
+// Specialization of templates/gather.cuh: the fields of a gather-family spec.
+#pragma once
+#include "jit/kernel_spec.h"
+
+namespace jitops {
+
+struct GatherSpecFields {
+  enum : int {
+    kUnitBytes = 0,   // 1, 2, 4, 8, 16: bytes moved per element or vector
+    kIndexBytes,      // 4 (int32) or 8 (int64)
+    kDims,            // 1, 2 (2-D thread layout), 3, or 0: generic up to kMaxDims
+    kOffsetBits,      // 32 (FastDivmod) or 64
+    kWrap,            // 1: negative indices count from the end (take)
+    kFlat,            // 1: unravel the index over x's own shape (take, axis=None)
+    kUnroll,          // loads in flight per thread
+    kMaxThreads,      // __launch_bounds__
+  };
+};
+
+const KernelFamilyInfo& gather_family_info();
+
+}  // namespace jitops

@@ -1,0 +1,27 @@
+#include "jit/kernel_spec.h"
+
+#include <stdexcept>
+
+#include "jit/gather_source.h"
+
+namespace jitops {
+
+const KernelFamilyInfo& family_info(KernelFamily family) {
+  switch (family) {
+    case KernelFamily::Gather:
+      return gather_family_info();
+  }
+  throw std::logic_error("unknown kernel family " + std::to_string(int(family)));
+}
+
+std::string describe_spec(const KernelSpec& spec) {
+  const KernelFamilyInfo& info = family_info(spec.family);
+  std::string out = info.name;
+  for (int i = 0; i < KernelSpec::kFields; ++i) {
+    if (!info.field_names[i]) continue;
+    out += std::string(" ") + info.field_names[i] + "=" + std::to_string(spec.fields[i]);
+  }
+  return out;
+}
+
+}  // namespace jitops

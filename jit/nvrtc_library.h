@@ -1,0 +1,40 @@
+// NVRTC, loaded at run time from the places a CUDA user would expect, behind
+// one table. The CUDA include directory (for cuda_fp16.h and friends, which
+// NVRTC 13 does not find by itself) is found the same way.
+#pragma once
+#include <nvrtc.h>
+
+#include <string>
+#include <vector>
+
+namespace jitops {
+
+struct NvrtcApi {
+  decltype(&::nvrtcVersion) nvrtcVersion = nullptr;
+  decltype(&::nvrtcGetErrorString) nvrtcGetErrorString = nullptr;
+  decltype(&::nvrtcCreateProgram) nvrtcCreateProgram = nullptr;
+  decltype(&::nvrtcDestroyProgram) nvrtcDestroyProgram = nullptr;
+  decltype(&::nvrtcCompileProgram) nvrtcCompileProgram = nullptr;
+  decltype(&::nvrtcGetProgramLogSize) nvrtcGetProgramLogSize = nullptr;
+  decltype(&::nvrtcGetProgramLog) nvrtcGetProgramLog = nullptr;
+  decltype(&::nvrtcGetPTXSize) nvrtcGetPTXSize = nullptr;
+  decltype(&::nvrtcGetPTX) nvrtcGetPTX = nullptr;
+  decltype(&::nvrtcGetCUBINSize) nvrtcGetCUBINSize = nullptr;
+  decltype(&::nvrtcGetCUBIN) nvrtcGetCUBIN = nullptr;
+  decltype(&::nvrtcGetNumSupportedArchs) nvrtcGetNumSupportedArchs = nullptr;
+  decltype(&::nvrtcGetSupportedArchs) nvrtcGetSupportedArchs = nullptr;
+
+  int major = 0, minor = 0;
+  std::vector<int> supported_archs;
+  std::string path;          // the library that was loaded
+  std::string include_dir;   // CUDA headers; empty when none was found
+};
+
+// Where to look, in order; the Python layer adds the nvidia-cuda-nvrtc wheel
+// and CUDA_HOME / CUDA_PATH before the first compile.
+void set_nvrtc_search_paths(std::vector<std::string> library_dirs, std::vector<std::string> include_dirs);
+
+// Loaded on first use; throws LibraryUnavailable listing every place tried.
+const NvrtcApi& nvrtc();
+
+}  // namespace jitops

@@ -1,0 +1,108 @@
+// jitops._core: the pybind11 module. Ops live in *_bindings.cpp; this file
+// holds configuration, counters, devices and the dtype table.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "jit/disk_cache.h"
+#include "jit/nvrtc_library.h"
+#include "jit/templates.h"
+#include "python/bindings/array_args.h"
+#include "python/bindings/device_array.h"
+#include "python/bindings/errors.h"
+#include "runtime/arg_error.h"
+#include "runtime/device_context.h"
+#include "runtime/driver_api.h"
+#include "runtime/index_errors.h"
+#include "runtime/kernel_registry.h"
+
+namespace py = pybind11;
+
+namespace jitops {
+void bind_gather_ops(py::module_& m);
+}
+
+using namespace jitops;
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "jitops C++ core: NVRTC specialization, disk cache and Driver API launches.";
+  register_error_translators();
+  bind_device_array(m);
+  bind_array_args(m);
+  bind_gather_ops(m);
+
+  m.def("configure",
+        [](std::vector<std::string> nvrtc_dirs, std::vector<std::string> include_dirs, std::string cache_dir,
+           bool cache_enabled) {
+          set_nvrtc_search_paths(std::move(nvrtc_dirs), std::move(include_dirs));
+          set_disk_cache_config(DiskCacheConfig{cache_enabled, std::move(cache_dir)});
+        },
+        py::arg("nvrtc_dirs"), py::arg("include_dirs"), py::arg("cache_dir"), py::arg("cache_enabled"));
+  m.def("set_cache", [](std::string dir, bool enabled) { set_disk_cache_config(DiskCacheConfig{enabled, std::move(dir)}); },
+        py::arg("directory"), py::arg("enabled"));
+  m.def("cache_config", [] {
+    DiskCacheConfig c = disk_cache_config();
+    return py::dict(py::arg("directory") = c.directory, py::arg("enabled") = c.enabled);
+  });
+  m.def("cache_stats", [] {
+    RegistryCounters& r = registry_counters();
+    DiskCacheCounters& d = disk_cache_counters();
+    return py::dict(py::arg("compiles") = r.compiles.load(), py::arg("disk_hits") = r.disk_hits.load(),
+                    py::arg("memory_hits") = r.memory_hits.load(), py::arg("module_loads") = r.loads.load(),
+                    py::arg("disk_misses") = d.misses.load(), py::arg("disk_writes") = d.writes.load(),
+                    py::arg("disk_rejected") = d.rejected.load());
+  });
+  m.def("clear_memory_cache", [] { clear_memory_cache(); });
+  m.def("nvrtc_info", [] {
+    const NvrtcApi& api = nvrtc();
+    return py::dict(py::arg("version") = py::make_tuple(api.major, api.minor), py::arg("path") = api.path,
+                    py::arg("include_dir") = api.include_dir, py::arg("supported_archs") = api.supported_archs);
+  });
+  m.def("driver_available", [] {
+    std::string why;
+    bool ok = driver_available(&why);
+    return py::make_tuple(ok, why);
+  });
+  m.def("device_count", [] { return device_count(); });
+  m.def("device_info", [](int device) {
+    const DeviceInfo& i = device_context(device).info();
+    return py::dict(py::arg("name") = i.name, py::arg("arch") = i.arch(), py::arg("sm_count") = i.sm_count,
+                    py::arg("max_threads_per_sm") = i.max_threads_per_sm);
+  });
+  m.def("set_index_checks", [](const std::string& mode) {
+    if (mode == "async") set_index_check_mode(IndexCheckMode::Async);
+    else if (mode == "sync") set_index_check_mode(IndexCheckMode::Sync);
+    else throw value_error("mode: expected 'async' or 'sync' (got '" + mode + "')");
+  });
+  m.def("index_checks", [] { return index_check_mode() == IndexCheckMode::Sync ? "sync" : "async"; });
+  m.def("synchronize", [](int device) {
+    device_context(device).make_current();
+    {
+      py::gil_scoped_release release;
+      JITOPS_CU(driver().cuCtxSynchronize(), "cuCtxSynchronize");
+    }
+    raise_pending_index_error(device);
+  });
+  m.def("stream_synchronize", [](int device, uintptr_t stream) {
+    device_context(device).make_current();
+    py::gil_scoped_release release;
+    JITOPS_CU(driver().cuStreamSynchronize(reinterpret_cast<CUstream>(stream)), "cuStreamSynchronize");
+  });
+  m.def("dtypes", [] {
+    py::list rows;
+    for (int i = 0; i < kNumDTypes; ++i) {
+      const DTypeInfo& r = dtype_table()[i];
+      rows.append(py::make_tuple(r.name, r.bits / 8, int(r.dlpack_code)));
+    }
+    return rows;
+  });
+  m.def("template_names", [] {
+    std::vector<std::string> names;
+    for (const TemplateFile& f : template_files()) names.push_back(f.name);
+    return names;
+  });
+  m.def("template_source", [](const std::string& name) {
+    const char* s = template_source(name);
+    if (!s) throw value_error("name: no template called '" + name + "'");
+    return std::string(s);
+  });
+}

@@ -1,0 +1,71 @@
+"""jitops: tensor-indexing kernels specialized at run time with NVRTC.
+
+    import torch, jitops
+    x = torch.randn(50000, 1024, device="cuda")
+    idx = torch.randint(0, 50000, (8192,), device="cuda")
+    y = jitops.index_select(x, 0, idx)          # == torch.index_select(x, 0, idx)
+
+Each call picks a kernel specialization from its inputs, compiles it once
+with NVRTC to CUBIN for the GPU at hand, caches it on disk and in memory, and
+launches it through the CUDA Driver API on the caller's stream.
+"""
+
+from . import _config, _core
+from ._core import DeviceArray, VirtualArray
+from .errors import CompileError, CudaError, CudaUnavailableError, JitopsError
+from .explain import KernelReport, explain
+from .ops import gather, index_select, take
+
+__version__ = "0.1.0"
+
+_core.configure(_config.nvrtc_dirs(), _config.include_dirs(), _config.cache_dir(), _config.cache_enabled())
+
+#: dtype names jitops handles, from the core's dtype table.
+DTYPES = tuple(row[0] for row in _core.dtypes())
+
+
+def cache_stats():
+    """Counters since the process started: ``compiles``, ``disk_hits``, ``memory_hits``,
+    ``module_loads``, ``disk_misses``, ``disk_writes``, ``disk_rejected`` (corrupt or stale files)."""
+    return _core.cache_stats()
+
+
+def set_cache_dir(directory, enabled=True):
+    """Points the disk cache at ``directory`` (``enabled=False`` turns it off)."""
+    _core.set_cache(str(directory), bool(enabled))
+
+
+def cache_dir():
+    return _core.cache_config()["directory"]
+
+
+def clear_memory_cache():
+    """Unloads every kernel from this process (the disk cache stays)."""
+    _core.clear_memory_cache()
+
+
+def set_index_checks(mode):
+    """``"async"`` (default): a bad index found by a kernel raises IndexError at the next
+    jitops call on that device or at :func:`synchronize`; ``"sync"``: the call itself
+    waits for its kernel and raises."""
+    _core.set_index_checks(mode)
+
+
+def synchronize(device=0):
+    """Waits for all work on ``device`` and raises any pending IndexError."""
+    _core.synchronize(device)
+
+
+def is_available():
+    """True when a CUDA driver and GPU are usable."""
+    return bool(_core.driver_available()[0]) and _core.device_count() > 0
+
+
+if _config.os.environ.get("JITOPS_INDEX_CHECKS"):
+    set_index_checks(_config.os.environ["JITOPS_INDEX_CHECKS"])
+
+__all__ = [
+    "CompileError", "CudaError", "CudaUnavailableError", "DTYPES", "DeviceArray", "JitopsError", "KernelReport",
+    "VirtualArray", "cache_dir", "cache_stats", "clear_memory_cache", "explain", "gather", "index_select",
+    "is_available", "set_cache_dir", "set_index_checks", "synchronize", "take",
+]

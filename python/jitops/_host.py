@@ -1,0 +1,154 @@
+"""The host path: ops called with numpy arrays, CPU tensors or Python lists.
+
+Host operands are copied into jitops device memory, the op runs on the GPU
+like any other call, and the result is copied back as the caller's type
+(numpy for numpy and CPU DLPack producers, a CPU tensor for PyTorch).
+"""
+
+import numpy as np
+
+from . import _core
+
+
+def _torch_module(obj):
+    return type(obj).__module__.startswith("torch")
+
+
+def _as_numpy(obj, name, is_index):
+    """(host array with native byte order and the right bytes, jitops dtype name)."""
+    if _torch_module(obj) and hasattr(obj, "numpy"):
+        import torch
+
+        t = obj.detach()
+        dtype = str(t.dtype).replace("torch.", "")
+        if t.dtype == torch.bfloat16:  # numpy has no bfloat16: carry the bits
+            return t.contiguous().view(torch.int16).numpy(), dtype
+        if t.dtype == torch.bool:
+            return t.contiguous().numpy(), "bool"
+        return t.contiguous().numpy(), dtype
+    if not isinstance(obj, np.ndarray) and hasattr(obj, "__dlpack__"):
+        try:
+            arr = np.from_dlpack(obj)
+        except Exception as exc:  # noqa: BLE001 - say which argument, keep the cause
+            raise TypeError(f"{name}: expected an array jitops can read (got {type(obj).__name__}: {exc})") from exc
+    else:
+        try:
+            arr = np.asarray(obj)
+        except Exception as exc:  # noqa: BLE001
+            raise TypeError(f"{name}: expected an array (got {type(obj).__name__})") from exc
+    if is_index:
+        if arr.dtype.kind == "f" and arr.size == 0:
+            arr = arr.astype(np.int64)  # [] is an empty index, as in numpy.take
+        elif arr.dtype.kind in "iu" and arr.dtype not in (np.int32, np.int64):
+            arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "biufc" and arr.dtype.name != "bfloat16":
+        raise TypeError(f"{name}: expected a numeric or bool array (got dtype {arr.dtype})")
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    return np.ascontiguousarray(arr), arr.dtype.name
+
+
+def _is_host(obj):
+    if obj is None:
+        return False
+    kind = _core.array_kind(obj)
+    if kind == "host":
+        return True
+    if kind == "torch":
+        return not obj.is_cuda
+    if kind in ("jitops", "virtual"):
+        return False
+    device_type = obj.__dlpack_device__()[0]
+    return device_type in (1, 3)
+
+
+def _device_of(obj):
+    kind = _core.array_kind(obj)
+    if kind == "torch":
+        return obj.get_device()
+    if kind == "jitops":
+        return obj.device
+    return int(obj.__dlpack_device__()[1])
+
+
+def to_device(host, dtype, device):
+    array = _core.DeviceArray(device, list(host.shape), dtype)
+    array.copy_from_host(host)
+    return array
+
+
+def to_host(array, like_dtype=None):
+    shape = tuple(array.shape)
+    if array.dtype == "bfloat16":
+        out = np.empty(shape, dtype=np.int16)
+    else:
+        out = np.empty(shape, dtype=np.dtype(array.dtype))
+    array.copy_to_host(out)
+    return out
+
+
+def _result_for(original, array):
+    """The device result as the type of the host array the caller passed."""
+    host = to_host(array)
+    if _torch_module(original):
+        import torch
+
+        t = torch.from_numpy(host)
+        return t.view(torch.bfloat16) if array.dtype == "bfloat16" else t
+    if array.dtype == "bfloat16":
+        try:
+            import ml_dtypes
+
+            return host.view(ml_dtypes.bfloat16)
+        except ImportError:
+            return host  # the bits, as int16
+    return host
+
+
+def run(core_fn, args, arrays, indices, out_pos, stream_pos, primary=0):
+    """Runs ``core_fn(*args)`` with host operands at ``arrays`` moved to the GPU."""
+    args = list(args)
+    device = next((_device_of(args[i]) for i in arrays if args[i] is not None and not _is_host(args[i])), 0)
+    originals = {}
+    for i in arrays:
+        if _is_host(args[i]):
+            originals[i] = args[i]
+            host, dtype = _as_numpy(args[i], _arg_name(core_fn, i), i in indices)
+            args[i] = to_device(host, dtype, device)
+    host_out = originals.get(out_pos)
+    if host_out is not None:
+        if not isinstance(host_out, np.ndarray) and not _torch_module(host_out):
+            raise TypeError(f"out: expected a numpy array, a tensor or None (got {type(host_out).__name__})")
+        if isinstance(host_out, np.ndarray) and not host_out.flags.writeable:
+            raise ValueError("out: expected a writable array (got a read-only numpy array)")
+    result = core_fn(*args)
+    stream = args[stream_pos]
+    if stream is None:
+        _core.synchronize(device)
+    else:
+        from ._streams import stream_handle
+
+        _core.stream_synchronize(device, stream_handle(stream))
+        _core.synchronize(device)
+    if host_out is not None:
+        host = _result_for(host_out, result)
+        if isinstance(host_out, np.ndarray):
+            np.copyto(host_out, host.view(host_out.dtype) if host.dtype != host_out.dtype else host)
+        else:
+            host_out.copy_(host)
+        return host_out
+    if primary in originals:
+        return _result_for(originals[primary], result)
+    return result
+
+
+_ARG_NAMES = {}
+
+
+def _arg_name(core_fn, position):
+    names = _ARG_NAMES.get(core_fn.__name__, ())
+    return names[position] if position < len(names) else f"argument {position}"
+
+
+def register_arg_names(name, names):
+    _ARG_NAMES[name] = names

@@ -1,0 +1,54 @@
+"""explain(): what a call would launch, without launching it."""
+
+import inspect
+
+from . import _config, _core, _host
+from .ops import OPS
+
+
+class KernelReport(dict):
+    """One kernel a call would launch: a dict with a readable ``str()``."""
+
+    def __str__(self):
+        lines = [
+            f"kernel   {self['kernel']}",
+            f"device   {self['device']}  ({self['arch']})",
+            f"launch   grid={self['grid']} block={self['block']} params={self['param_bytes']} B",
+            f"resources registers={self['registers']} shared={self['shared_bytes']} B local={self['local_bytes']} B",
+            f"compile  {self['compile_ms']:.1f} ms; this time from {self['origin']} "
+            f"({self['prepare_ms']:.2f} ms to prepare, {self['load_ms']:.2f} ms to load)",
+            f"cubin    {self['cubin_bytes']} bytes; options {' '.join(self['options'])}",
+        ]
+        return "\n".join(lines)
+
+
+def _virtual(obj):
+    """A host operand as the contiguous device array the real call would make of it."""
+    host, dtype = _host._as_numpy(obj, "argument", False)
+    return _core.VirtualArray(list(host.shape), dtype)
+
+
+def explain(op, *args, arch=None, **kwargs):
+    """The kernels ``op(*args, **kwargs)`` would launch, as a list of KernelReport.
+
+    Each report has the specialization (``kernel``, ``spec``), the specialized
+    ``source``, the ``ptx``, ``cubin_bytes``, ``registers`` / ``shared_bytes`` /
+    ``local_bytes`` per thread, ``grid`` and ``block``, ``compile_ms``, and
+    ``origin``: where the kernel came from this time (``memory``, ``disk`` or
+    ``compiled``). Nothing is launched. With ``arch="sm_90"`` (or
+    ``JITOPS_ARCH``) it needs no GPU: host arrays stand for device arrays of
+    their shape and dtype.
+    """
+    name = op if isinstance(op, str) else getattr(op, "__name__", str(op))
+    if name not in OPS:
+        raise ValueError(f"op: expected one of {sorted(OPS)} (got {op!r})")
+    public, core_fn, array_positions = OPS[name]
+    bound = inspect.signature(public).bind(*args, **kwargs)
+    bound.apply_defaults()
+    values = list(bound.arguments.values())
+    arch_value = _config.parse_arch(arch) if arch is not None else _config.default_arch()
+    for i in array_positions:
+        if values[i] is not None and _host._is_host(values[i]):
+            values[i] = _virtual(values[i])
+    reports = core_fn(*values, arch_value if arch_value is not None else 0)
+    return [KernelReport(r) for r in reports]

@@ -1,0 +1,71 @@
+// Kernels in memory: one compiled kernel per (spec, architecture), one loaded
+// module per (spec, device). Lookups on the per-call path take a shared lock;
+// a miss compiles (or reads the disk cache) once, while other callers of the
+// same spec wait for it.
+#pragma once
+#include <cuda.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "jit/compiler.h"
+#include "jit/kernel_spec.h"
+
+namespace jitops {
+
+enum class KernelOrigin { Compiled, Disk, Memory };
+const char* origin_name(KernelOrigin origin);
+
+struct KernelResources {
+  int registers = -1;
+  int shared_bytes = -1;
+  int local_bytes = -1;
+  int max_threads = -1;
+};
+
+struct PreparedKernel {
+  KernelSpec spec;
+  std::shared_ptr<const CompiledKernel> compiled;
+  KernelOrigin origin = KernelOrigin::Compiled;  // how it first reached this process
+  double prepare_ms = 0.0;                        // compile or disk-read time of that first time
+};
+
+struct LoadedKernel {
+  PreparedKernel prepared;
+  int device = -1;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  KernelResources resources;
+  double load_ms = 0.0;  // cuModuleLoadData
+};
+
+struct RegistryCounters {
+  std::atomic<long> compiles{0};
+  std::atomic<long> disk_hits{0};
+  std::atomic<long> memory_hits{0};
+  std::atomic<long> loads{0};
+};
+RegistryCounters& registry_counters();
+
+// The specialized source of `spec` for `target`, beginning with a comment that
+// names the spec and the compile options.
+std::string specialized_source(const KernelSpec& spec, const CompileTarget& target);
+
+// Compiled kernel for `spec` on architecture `arch` (no GPU needed).
+PreparedKernel prepare_kernel(const KernelSpec& spec, int arch);
+
+// Fast path: the loaded kernel, or nullptr when it must be prepared first.
+const LoadedKernel* find_loaded(const KernelSpec& spec, int device);
+
+// Slow path: compile or read from disk, then load on `device`. Never returns null.
+const LoadedKernel* load_kernel(const KernelSpec& spec, int device);
+
+// Unloads every module and forgets every compiled kernel (tests use it to
+// force disk hits). Not safe while other threads launch.
+void clear_memory_cache();
+
+// ptxas' resource report parsed from an NVRTC log (works with no GPU).
+KernelResources resources_from_log(const std::string& log);
+
+}  // namespace jitops

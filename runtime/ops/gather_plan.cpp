@@ -1,0 +1,166 @@
+#include "runtime/ops/gather_plan.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "jit/gather_source.h"
+#include "jitops/gather_params.h"
+#include "runtime/arg_error.h"
+
+namespace jitops {
+namespace {
+
+constexpr int64_t kInt32Limit = int64_t(1) << 31;
+
+// Widens the moved unit to V elements when the innermost dim is contiguous in
+// out and x, does not vary the index, and every stride and pointer allows it.
+int choose_vector(GatherProblem& p) {
+  IterationSpace& s = p.space;
+  if (p.flat) return 1;
+  const int c = s.ndim - 1;
+  if (s.strides[kOut][c] != 1 || s.strides[kX][c] != 1 || s.strides[kIndex][c] != 0) return 1;
+  for (int v = 16 / p.element_bytes; v > 1; v /= 2) {
+    const int64_t bytes = int64_t(v) * p.element_bytes;
+    bool ok = s.sizes[c] % v == 0 && p.axis_stride % v == 0 && reinterpret_cast<uintptr_t>(p.out) % bytes == 0 &&
+              reinterpret_cast<uintptr_t>(p.x) % bytes == 0;
+    for (int d = 0; d < c && ok; ++d) ok = s.strides[kOut][d] % v == 0 && s.strides[kX][d] % v == 0;
+    if (!ok) continue;
+    s.sizes[c] /= v;
+    for (int d = 0; d < c; ++d) {
+      s.strides[kOut][d] /= v;
+      s.strides[kX][d] /= v;
+    }
+    p.axis_stride /= v;
+    p.element_bytes = int(bytes);
+    collapse(s);  // the inner dim may now be size 1
+    return v;
+  }
+  return 1;
+}
+
+bool fits_32bit(const GatherProblem& p) {
+  const IterationSpace& s = p.space;
+  if (s.numel() >= kInt32Limit) return false;
+  for (int k = 0; k < 3; ++k)
+    if (s.max_offset(k) >= kInt32Limit) return false;
+  if (p.flat) return p.x_layout.max_offset(0) < kInt32Limit && p.axis_size < kInt32Limit;
+  int64_t axis_extent = (p.axis_size > 0 ? p.axis_size - 1 : 0) * (p.axis_stride < 0 ? -p.axis_stride : p.axis_stride);
+  return s.max_offset(kX) + axis_extent < kInt32Limit && p.axis_size < kInt32Limit;
+}
+
+template <int Bits, int Dims, int FlatDims>
+void fill_params(const GatherProblem& p, IndexErrorSlot* slot, LaunchPlan& plan) {
+  typedef GatherParams<Bits, Dims, FlatDims> Params;
+  typedef typename Params::Divider Divider;
+  typedef typename Params::Stride Stride;
+  Params params;
+  std::memset(&params, 0, sizeof(params));
+  const IterationSpace& s = p.space;
+  params.out = p.out;
+  params.x = p.x;
+  params.index = p.index;
+  params.error = slot;
+  params.numel = typename Params::Linear(s.numel());
+  params.ndim = s.ndim;
+  params.op_code = p.op_code;
+  params.axis_size = p.axis_size;
+  params.axis_stride = Stride(p.axis_stride);
+  for (int d = 0; d < Dims; ++d) {
+    bool used = d < s.ndim;
+    params.sizes[d] = Divider(used ? s.sizes[d] : 1);
+    params.out_strides[d] = used ? Stride(s.strides[kOut][d]) : 0;
+    params.x_strides[d] = used ? Stride(s.strides[kX][d]) : 0;
+    params.index_strides[d] = used ? Stride(s.strides[kIndex][d]) : 0;
+  }
+  params.x_ndim = p.flat ? p.x_layout.ndim : 0;
+  for (int d = 0; d < FlatDims; ++d) {
+    bool used = p.flat && d < p.x_layout.ndim;
+    params.x_sizes[d] = Divider(used ? p.x_layout.sizes[d] : 1);
+    params.x_flat_strides[d] = used ? Stride(p.x_layout.strides[0][d]) : 0;
+  }
+  plan.set_params(params);
+}
+
+template <int Bits>
+void fill_params_for_dims(const GatherProblem& p, int dims, IndexErrorSlot* slot, LaunchPlan& plan) {
+  if (p.flat) {
+    switch (dims) {
+      case 1: return fill_params<Bits, 1, kMaxDims>(p, slot, plan);
+      case 2: return fill_params<Bits, 2, kMaxDims>(p, slot, plan);
+      case 3: return fill_params<Bits, 3, kMaxDims>(p, slot, plan);
+      default: return fill_params<Bits, kMaxDims, kMaxDims>(p, slot, plan);
+    }
+  }
+  switch (dims) {
+    case 1: return fill_params<Bits, 1, 1>(p, slot, plan);
+    case 2: return fill_params<Bits, 2, 1>(p, slot, plan);
+    case 3: return fill_params<Bits, 3, 1>(p, slot, plan);
+    default: return fill_params<Bits, kMaxDims, 1>(p, slot, plan);
+  }
+}
+
+unsigned next_pow2(int64_t v) {
+  unsigned p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+}  // namespace
+
+bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
+                 const GatherTuning& tuning) {
+  if (p.space.numel() == 0) return false;
+  collapse(p.space);
+  if (p.flat) {
+    collapse(p.x_layout);
+    if (p.x_layout.ndim > kMaxDims)
+      throw value_error("x has " + std::to_string(p.x_layout.ndim) + " dimensions that do not collapse; jitops "
+                        "supports at most " + std::to_string(kMaxDims));
+  }
+  choose_vector(p);
+  if (p.space.ndim > kMaxDims)
+    throw value_error("the output has " + std::to_string(p.space.ndim) + " dimensions that do not collapse; jitops "
+                      "supports at most " + std::to_string(kMaxDims));
+  const int ndim = p.space.ndim;
+  const int dims = ndim <= 3 ? ndim : 0;
+  const int bits = fits_32bit(p) ? 32 : 64;
+
+  using F = GatherSpecFields;
+  plan.spec = KernelSpec();
+  plan.spec.family = KernelFamily::Gather;
+  plan.spec.fields[F::kUnitBytes] = p.element_bytes;
+  plan.spec.fields[F::kIndexBytes] = p.index_bytes;
+  plan.spec.fields[F::kDims] = dims;
+  plan.spec.fields[F::kOffsetBits] = bits;
+  plan.spec.fields[F::kWrap] = p.wrap;
+  plan.spec.fields[F::kFlat] = p.flat;
+  plan.spec.fields[F::kUnroll] = tuning.unroll;
+  plan.spec.fields[F::kMaxThreads] = tuning.threads;
+
+  if (bits == 32)
+    fill_params_for_dims<32>(p, dims, error_slot, plan);
+  else
+    fill_params_for_dims<64>(p, dims, error_slot, plan);
+
+  if (dims == 2) {
+    // threadIdx.x along the columns (the inner dim), threadIdx.y along rows.
+    const int64_t rows = p.space.sizes[0], cols = p.space.sizes[1];
+    unsigned bx = cols <= 32 ? next_pow2(cols) : unsigned(std::min<int64_t>((cols + 31) / 32 * 32, tuning.threads));
+    unsigned by = std::max(1u, unsigned(tuning.threads) / bx);
+    unsigned gx = unsigned((cols + bx - 1) / bx);
+    unsigned total = grid_blocks(rows * gx, int64_t(by) * tuning.unroll, int(bx * by), device, tuning.waves);
+    unsigned gy = std::max(1u, std::min(65535u, total / std::max(1u, gx)));
+    gy = std::min<unsigned>(gy, unsigned((rows + int64_t(by) * tuning.unroll - 1) / (int64_t(by) * tuning.unroll)));
+    plan.block[0] = bx;
+    plan.block[1] = by;
+    plan.grid[0] = gx;
+    plan.grid[1] = std::max(1u, gy);
+  } else {
+    plan.block[0] = unsigned(tuning.threads);
+    plan.grid[0] = grid_blocks(p.space.numel(), int64_t(tuning.threads) * tuning.unroll, tuning.threads, device,
+                               tuning.waves);
+  }
+  return true;
+}
+
+}  // namespace jitops

@@ -1,0 +1,38 @@
+// Planning of the gather family: from an iteration space over the output
+// (with out, x and index strides) to a specialization, a parameter block and
+// a grid. The op front ends (gather_ops.h) build the space; this file decides
+// collapsing, vector width, offset width, layout and launch shape.
+#pragma once
+#include "runtime/collapse.h"
+#include "runtime/launch.h"
+
+namespace jitops {
+
+enum GatherOperand { kOut = 0, kX = 1, kIndex = 2 };
+
+struct GatherProblem {
+  IterationSpace space;  // operands: kOut, kX, kIndex; strides in elements
+  void* out = nullptr;
+  const void* x = nullptr;
+  const void* index = nullptr;
+  int element_bytes = 4;
+  int index_bytes = 8;
+  int64_t axis_size = 0;    // valid index range
+  int64_t axis_stride = 0;  // x elements per index step (axis mode)
+  bool wrap = false;        // negative indices count from the end
+  bool flat = false;        // unravel the index over x's own layout below
+  IterationSpace x_layout;  // flat mode: x alone (one operand), collapsed
+  int op_code = 0;
+};
+
+struct GatherTuning {
+  int threads = 256;
+  int unroll = 4;
+  int waves = 4;
+};
+
+// Plans one launch; returns false when there is nothing to do (empty output).
+bool plan_gather(GatherProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
+                 const GatherTuning& tuning = GatherTuning());
+
+}  // namespace jitops

@@ -1,0 +1,44 @@
+// What the C++ core knows of an array: pointer, dtype, shape and strides in
+// elements, device. Built by the binding layer from DLPack or framework
+// tensors; the core never sees a Python object.
+#pragma once
+#include <cstdint>
+
+#include "runtime/dtype.h"
+
+namespace jitops {
+
+constexpr int kMaxTensorDims = 32;
+
+struct TensorDesc {
+  void* data = nullptr;
+  DType dtype = DType::Float32;
+  int device = -1;  // CUDA ordinal
+  int ndim = 0;
+  int64_t shape[kMaxTensorDims] = {};
+  int64_t strides[kMaxTensorDims] = {};  // in elements; may be zero or negative
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; ++i) n *= shape[i];
+    return n;
+  }
+  int element_bytes() const { return dtype_info(dtype).bytes(); }
+  bool is_contiguous() const {
+    int64_t expected = 1;
+    for (int i = ndim - 1; i >= 0; --i) {
+      if (shape[i] != 1 && strides[i] != expected) return false;
+      expected *= shape[i];
+    }
+    return true;
+  }
+  void set_contiguous_strides() {
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; --i) {
+      strides[i] = s;
+      s *= shape[i];
+    }
+  }
+};
+
+}  // namespace jitops

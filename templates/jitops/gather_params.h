@@ -1,0 +1,42 @@
+// Parameter block of the gather family (index_select, take, gather), shared by
+// the host planner that fills it and the kernel that reads it.
+//
+// Every op of the family is one loop over the output's collapsed dimensions:
+//   out[o] = x[x_base(o) + idx(o) * axis_stride],  idx(o) = index[index_off(o)]
+// where each dimension d adds coord_d * stride_d to the out, x and index
+// offsets. index_select, take(axis=k) and gather differ only in which of those
+// strides are zero. take(axis=None) on an x that does not collapse to one
+// dimension ("flat" mode) instead unravels idx over x's own collapsed shape.
+#pragma once
+#include "jitops/fast_divmod.h"
+#include "jitops/index_errors.h"
+
+namespace jitops {
+
+template <int Bits, int Dims, int FlatDims>
+struct GatherParams {
+  typedef OffsetTypes<Bits> T;
+  typedef typename T::Linear Linear;
+  typedef typename T::Stride Stride;
+  typedef typename T::Divider Divider;
+
+  void* out;
+  const void* x;
+  const void* index;
+  IndexErrorSlot* error;
+  Linear numel;      // output units
+  int32_t ndim;      // collapsed dims in use (<= Dims)
+  int32_t op_code;
+  int64_t axis_size; // valid indices are [0, axis_size), or [-axis_size, axis_size) with wrap
+  Stride axis_stride;
+  Divider sizes[Dims];
+  Stride out_strides[Dims];
+  Stride x_strides[Dims];
+  Stride index_strides[Dims];
+  // Flat mode only (FlatDims > 1): x's collapsed shape, innermost last.
+  int32_t x_ndim;
+  Divider x_sizes[FlatDims];
+  Stride x_flat_strides[FlatDims];
+};
+
+}  // namespace jitops

@@ -1,0 +1,24 @@
+// The unit a data-moving kernel copies: 1, 2, 4, 8 or 16 bytes. Ops that only
+// move elements are specialized by unit size, not dtype, so float32 and int32
+// share a kernel, and a contiguous inner slice moves as 16-byte vectors.
+#pragma once
+#include "jitops/types.h"
+
+namespace jitops {
+
+template <int Bytes> struct UnitOf;
+template <> struct UnitOf<1> { typedef uint8_t type; };
+template <> struct UnitOf<2> { typedef uint16_t type; };
+template <> struct UnitOf<4> { typedef uint32_t type; };
+template <> struct UnitOf<8> { typedef uint64_t type; };
+template <> struct UnitOf<16> { typedef uint4 type; };
+
+template <typename T>
+__device__ __forceinline__ T load_readonly(const T* p) { return __ldg(p); }
+
+template <typename T>
+__device__ __forceinline__ T zero_unit() { return T(0); }
+template <>
+__device__ __forceinline__ uint4 zero_unit<uint4>() { return make_uint4(0, 0, 0, 0); }
+
+}  // namespace jitops
