@@ -194,14 +194,23 @@ std::string cache_file_path(const std::string& key_text, int arch) {
   return disk_cache_config().directory + "/" + hex64(fnv1a(key_text)) + ".sm" + std::to_string(arch) + ".jitops";
 }
 
-std::optional<CompiledKernel> read_cached(const std::string& key_text, int arch) {
+namespace {
+// Reads and validates; `rejected` says a file was there but unusable.
+std::optional<CompiledKernel> read_validated(const std::string& key_text, int arch, bool* rejected) {
+  *rejected = false;
   DiskCacheConfig config = disk_cache_config();
   if (!config.enabled || config.directory.empty()) return std::nullopt;
   std::string bytes;
   if (!read_file(cache_file_path(key_text, arch), bytes)) return std::nullopt;
   auto k = deserialize(bytes, key_text);
-  if (!k) disk_cache_counters().rejected++;
+  *rejected = !k;
   return k;
+}
+}  // namespace
+
+std::optional<CompiledKernel> read_cached(const std::string& key_text, int arch) {
+  bool rejected;
+  return read_validated(key_text, arch, &rejected);
 }
 
 CompiledKernel load_or_compile(const std::string& key_text, int arch, const std::function<CompiledKernel()>& compile,
@@ -210,11 +219,13 @@ CompiledKernel load_or_compile(const std::string& key_text, int arch, const std:
   DiskCacheConfig config = disk_cache_config();
   *from_disk = false;
   if (!config.enabled || config.directory.empty()) return compile();
-  if (auto hit = read_cached(key_text, arch)) {
+  bool rejected = false;
+  if (auto hit = read_validated(key_text, arch, &rejected)) {
     counters.hits++;
     *from_disk = true;
     return *hit;
   }
+  if (rejected) counters.rejected++;  // counted once, though the file is read again under the lock
   if (!make_dirs(config.directory)) {
     warn_once("cannot create the cache directory " + config.directory + " (" + std::strerror(errno) + ")");
     counters.misses++;

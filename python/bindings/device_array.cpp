@@ -2,6 +2,8 @@
 
 #include <pybind11/stl.h>
 
+#include <optional>
+
 #include "python/bindings/dlpack_abi.h"
 #include "runtime/arg_error.h"
 #include "runtime/device_context.h"
@@ -119,9 +121,9 @@ void bind_device_array(py::module_& m) {
           [](DeviceArray& a, py::object stream, py::kwargs) {
             // The consumer reads on `stream`; work jitops queued elsewhere must be done first.
             if (!stream.is_none() && a.last_stream != 0) {
-              uintptr_t s = stream.cast<uintptr_t>();
-              uintptr_t consumer = (s == 1 || s == 2) ? 0 : s;
-              if (consumer != a.last_stream) {
+              int64_t s = stream.cast<int64_t>();  // -1: the consumer asks for no synchronization
+              uintptr_t consumer = (s == 1 || s == 2) ? 0 : uintptr_t(s);
+              if (s != -1 && consumer != a.last_stream) {
                 device_context(a.desc().device).make_current();
                 JITOPS_CU(driver().cuStreamSynchronize(reinterpret_cast<CUstream>(a.last_stream)),
                           "cuStreamSynchronize");
@@ -162,20 +164,26 @@ void bind_device_array(py::module_& m) {
       });
 
   py::class_<VirtualArray>(m, "VirtualArray", "A shape and dtype with no memory, for explain().")
-      .def(py::init([](std::vector<int64_t> shape, const std::string& dtype) {
+      .def(py::init([](std::vector<int64_t> shape, const std::string& dtype, std::optional<std::vector<int64_t>> strides,
+                       uintptr_t address) {
              DType dt;
              if (!dtype_from_name(dtype, &dt)) throw type_error("dtype: unknown dtype (got " + dtype + ")");
              if (shape.size() > size_t(kMaxTensorDims)) throw value_error("shape: too many dimensions");
+             if (strides && strides->size() != shape.size())
+               throw value_error("strides: expected one stride per dimension (got " + std::to_string(strides->size()) + ")");
              auto* v = new VirtualArray();
              v->desc.dtype = dt;
              v->desc.ndim = int(shape.size());
              for (size_t i = 0; i < shape.size(); ++i) v->desc.shape[i] = shape[i];
              v->desc.set_contiguous_strides();
-             v->desc.data = nullptr;
+             if (strides)
+               for (size_t i = 0; i < shape.size(); ++i) v->desc.strides[i] = (*strides)[i];
+             // A stand-in address: alignment decides vector widths, so it is settable.
+             v->desc.data = reinterpret_cast<void*>(address);
              v->desc.device = -1;
              return v;
            }),
-           py::arg("shape"), py::arg("dtype"))
+           py::arg("shape"), py::arg("dtype"), py::arg("strides") = py::none(), py::arg("address") = 256)
       .def_property_readonly("shape", [](const VirtualArray& v) {
         return py::tuple(py::cast(std::vector<int64_t>(v.desc.shape, v.desc.shape + v.desc.ndim)));
       })

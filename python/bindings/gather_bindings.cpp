@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "jit/compiler.h"
 #include "jit/gather_source.h"
 #include "python/bindings/array_args.h"
 #include "python/bindings/op_runner.h"
@@ -86,6 +87,22 @@ void bind_gather_ops(py::module_& m) {
   m.def("index_select", &index_select);
   m.def("take", &take);
   m.def("gather", &gather);
+  m.def(
+      "compile_source",
+      [](const std::string& source, int arch) {
+        std::vector<std::string> options;
+        CompiledKernel k;
+        {
+          py::gil_scoped_release release;
+          CompileTarget target = compile_target_for(arch);
+          options = compile_options(target);
+          k = compile_source(source, "jitops_kernel", options, target);
+        }
+        return py::dict(py::arg("ptx") = k.ptx, py::arg("cubin_bytes") = k.cubin.size(), py::arg("log") = k.log,
+                        py::arg("options") = k.options, py::arg("compile_ms") = k.compile_ms);
+      },
+      py::arg("source"), py::arg("arch"),
+      "Compiles a source that defines extern \"C\" jitops_kernel (templates may be included by name).");
   m.def("explain_gather_spec", &explain_gather_spec, py::arg("unit_bytes"), py::arg("index_bytes"), py::arg("dims"),
         py::arg("offset_bits"), py::arg("wrap"), py::arg("flat"), py::arg("arch"));
 }

@@ -22,9 +22,9 @@ class KernelReport(dict):
         return "\n".join(lines)
 
 
-def _virtual(obj):
+def _virtual(obj, name, is_index):
     """A host operand as the contiguous device array the real call would make of it."""
-    host, dtype = _host._as_numpy(obj, "argument", False)
+    host, dtype = _host._as_numpy(obj, name, is_index)
     return _core.VirtualArray(list(host.shape), dtype)
 
 
@@ -45,10 +45,11 @@ def explain(op, *args, arch=None, **kwargs):
     public, core_fn, array_positions = OPS[name]
     bound = inspect.signature(public).bind(*args, **kwargs)
     bound.apply_defaults()
+    names = list(bound.arguments)
     values = list(bound.arguments.values())
     arch_value = _config.parse_arch(arch) if arch is not None else _config.default_arch()
     for i in array_positions:
         if values[i] is not None and _host._is_host(values[i]):
-            values[i] = _virtual(values[i])
+            values[i] = _virtual(values[i], names[i], names[i] in ("index", "indices"))
     reports = core_fn(*values, arch_value if arch_value is not None else 0)
     return [KernelReport(r) for r in reports]

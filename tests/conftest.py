@@ -1,0 +1,51 @@
+import os
+import sys
+
+import pytest
+
+# JAX must not take most of the GPU at import: other tests allocate gigabytes.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+import jitops
+
+
+def _gpu_reason():
+    ok, why = jitops._core.driver_available()
+    if not ok:
+        return "no CUDA driver: " + why.splitlines()[0]
+    if jitops._core.device_count() == 0:
+        return "no CUDA device"
+    return None
+
+
+GPU_SKIP_REASON = _gpu_reason()
+
+
+def pytest_collection_modifyitems(config, items):
+    if GPU_SKIP_REASON is None:
+        return
+    skip = pytest.mark.skip(reason=GPU_SKIP_REASON)
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def fresh_cache(tmp_path):
+    """An empty disk cache and nothing in memory; restores the previous cache after."""
+    previous = jitops._core.cache_config()
+    jitops.clear_memory_cache()
+    jitops.set_cache_dir(tmp_path / "cache")
+    yield tmp_path / "cache"
+    jitops.clear_memory_cache()
+    jitops.set_cache_dir(previous["directory"], previous["enabled"])
+
+
+def run_python(code, env=None):
+    """Runs code in a new interpreter; returns its stdout."""
+    import subprocess
+
+    full_env = dict(os.environ, **(env or {}))
+    out = subprocess.run([sys.executable, "-c", code], env=full_env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout

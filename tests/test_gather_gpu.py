@@ -1,0 +1,312 @@
+"""The gather family on the GPU against numpy, bit for bit: every op x dtype x
+index dtype x 1-5 dims x contiguous and strided inputs, output poisoned first."""
+
+import zlib
+
+import numpy as np
+import pytest
+
+import jitops
+
+from gpu_data import DTYPES, assert_same_bits, poisoned_like, random_host, to_numpy, to_torch
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+
+DEVICE = "cuda"
+
+
+def seed(*parts):
+    return zlib.crc32(repr(parts).encode())
+
+
+def make_x(rng, ndim, dtype, layout):
+    """A device tensor of random values, contiguous or a strided view (sliced and transposed)."""
+    shape = tuple(int(s) for s in rng.integers(1, 7, ndim))
+    if layout == "contiguous":
+        host = random_host(rng, shape, dtype)
+        return to_torch(torch, host, dtype, DEVICE), host
+    base_shape = shape[:-1] + (shape[-1] * 2 + 1,)
+    base_host = random_host(rng, base_shape, dtype)
+    base = to_torch(torch, base_host, dtype, DEVICE)
+    x, host = base[..., 1::2], base_host[..., 1::2]
+    if ndim >= 2:
+        perm = list(rng.permutation(ndim))
+        x, host = x.permute(*perm), host.transpose(perm)
+    return x, host
+
+
+def make_index(rng, n_shape, high, index_dtype, negative=False, strided=False):
+    low = -high if negative else 0
+    host = rng.integers(low, high, n_shape) if high > 0 else np.zeros(n_shape, dtype=np.int64)
+    host = host.astype(index_dtype)
+    if strided and host.ndim >= 1 and host.size:
+        wide = np.repeat(host, 2, axis=-1)  # every other element is the real index
+        dev = torch.from_numpy(wide).to(DEVICE)[..., ::2]
+        return dev, host
+    return torch.from_numpy(np.ascontiguousarray(host)).to(DEVICE), host
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+@pytest.mark.parametrize("ndim", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_index_select(dtype, index_dtype, ndim, layout):
+    rng = np.random.default_rng(seed("index_select", dtype, index_dtype, ndim, layout))
+    x, host = make_x(rng, ndim, dtype, layout)
+    for dim in range(-ndim, ndim):
+        n = int(rng.integers(1, 9))
+        idx, idx_host = make_index(rng, (n,), host.shape[dim], index_dtype, strided=layout == "strided")
+        expected = np.take(host, idx_host, axis=dim)
+        out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+        result = jitops.index_select(x, dim, idx, out=out)
+        assert result is out
+        assert_same_bits(to_numpy(torch, out), expected)
+    # A fresh output, of the caller's type.
+    fresh = jitops.index_select(x, 0, make_index(rng, (3,), host.shape[0], index_dtype)[0])
+    assert isinstance(fresh, torch.Tensor) and fresh.device == x.device and fresh.dtype == x.dtype
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+@pytest.mark.parametrize("ndim", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_take(dtype, index_dtype, ndim, layout):
+    rng = np.random.default_rng(seed("take", dtype, index_dtype, ndim, layout))
+    x, host = make_x(rng, ndim, dtype, layout)
+    for axis in [None] + list(range(-ndim, ndim)):
+        high = host.size if axis is None else host.shape[axis]
+        idx_shape = tuple(int(s) for s in rng.integers(1, 4, int(rng.integers(0, 3))))
+        idx, idx_host = make_index(rng, idx_shape, high, index_dtype, negative=True, strided=layout == "strided")
+        expected = np.take(host, idx_host, axis=axis)
+        out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+        jitops.take(x, idx, axis=axis, out=out)
+        assert_same_bits(to_numpy(torch, out), expected)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+@pytest.mark.parametrize("ndim", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gather(dtype, index_dtype, ndim, layout):
+    rng = np.random.default_rng(seed("gather", dtype, index_dtype, ndim, layout))
+    x, host = make_x(rng, ndim, dtype, layout)
+    for dim in range(-ndim, ndim):
+        # index: at most x's size outside dim, any size along it
+        shape = [int(rng.integers(1, s + 1)) for s in host.shape]
+        shape[dim] = int(rng.integers(1, 8))
+        idx, idx_host = make_index(rng, tuple(shape), host.shape[dim], index_dtype, strided=layout == "strided")
+        window = tuple(slice(None) if d == dim % ndim else slice(0, shape[d]) for d in range(ndim))
+        expected = np.take_along_axis(host[window], idx_host, axis=dim)
+        out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+        jitops.gather(x, dim, idx, out=out)
+        assert_same_bits(to_numpy(torch, out), expected)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "float64"])
+def test_benchmark_shapes(dtype):
+    """The benchmark's shapes (vectorized rows, columns, 1-D, 2-D gather) against numpy."""
+    rng = np.random.default_rng(seed("bench", dtype))
+    for shape, dim, n in [((5000, 1024), 0, 819), ((1024, 3276), 1, 409), ((1 << 22,), 0, 1 << 19),
+                          ((64, 128, 256), 1, 64)]:
+        host = random_host(rng, shape, dtype)
+        x = to_torch(torch, host, dtype, DEVICE)
+        idx_host = rng.integers(0, shape[dim], n)
+        got = jitops.index_select(x, dim, torch.from_numpy(idx_host).to(DEVICE))
+        assert_same_bits(to_numpy(torch, got), np.take(host, idx_host, axis=dim))
+    for x_shape, idx_shape in [((510, 3850), (510, 1)), ((100, 128), (100, 64)), ((510, 128), (510, 96))]:
+        host = random_host(rng, x_shape, dtype)
+        idx_host = rng.integers(0, x_shape[1], idx_shape)
+        got = jitops.gather(to_torch(torch, host, dtype, DEVICE), 1, torch.from_numpy(idx_host).to(DEVICE))
+        assert_same_bits(to_numpy(torch, got), np.take_along_axis(host, idx_host, axis=1))
+
+
+def test_misaligned_and_odd_rows():
+    rng = np.random.default_rng(7)
+    host = random_host(rng, (300, 67), "float32")
+    base = to_torch(torch, host, "float32", DEVICE)
+    for x, h in [(base[:, 1:65], host[:, 1:65]), (base[1:, :64], host[1:, :64]), (base, host)]:
+        idx = rng.integers(0, x.shape[0], 50)
+        got = jitops.index_select(x, 0, torch.from_numpy(idx).to(DEVICE))
+        assert_same_bits(to_numpy(torch, got), np.take(h, idx, axis=0))
+
+
+def test_empty_and_zero_dim():
+    x = torch.randn(5, 3, device=DEVICE)
+    empty_idx = torch.empty(0, dtype=torch.int64, device=DEVICE)
+    assert jitops.index_select(x, 0, empty_idx).shape == (0, 3)
+    assert jitops.index_select(torch.randn(0, 3, device=DEVICE), 1, torch.tensor([2], device=DEVICE)).shape == (0, 1)
+    assert jitops.take(x, empty_idx).shape == (0,)
+    assert jitops.gather(x, 1, torch.empty(5, 0, dtype=torch.int64, device=DEVICE)).shape == (5, 0)
+    scalar = torch.tensor(3.5, device=DEVICE)
+    got = jitops.index_select(scalar, 0, torch.tensor([0], device=DEVICE))
+    assert got.shape == () and got.item() == 3.5
+    got = jitops.take(x, torch.tensor(4, device=DEVICE))  # 0-d index: a 0-d result
+    assert got.shape == () and got.item() == x.reshape(-1)[4].item()
+
+
+def test_past_2_31_elements_uses_64_bit_offsets():
+    n = (1 << 31) + 77
+    x = torch.empty(n, dtype=torch.uint8, device=DEVICE).random_(0, 256)
+    idx_host = np.array([0, 5, n - 1, n - 2, (1 << 31) + 3, (1 << 31) - 1, 12345], dtype=np.int64)
+    expected = np.array([x[int(i)].item() for i in idx_host], dtype=np.uint8)
+    idx = torch.from_numpy(idx_host).to(DEVICE)
+    r = jitops.explain(jitops.index_select, x, 0, idx)[0]
+    assert r["spec"]["offset"] == 64
+    assert_same_bits(to_numpy(torch, jitops.index_select(x, 0, idx)), expected)
+    assert_same_bits(to_numpy(torch, jitops.take(x, -torch.from_numpy(n - idx_host).to(DEVICE))), expected)
+    rows = x[: (n // 1024) * 1024].view(-1, 1024)  # 2^21 rows of 1 KiB: rows past 2^31 bytes
+    ridx_host = np.array([rows.shape[0] - 1, 3, rows.shape[0] // 2 + 7], dtype=np.int64)
+    got = jitops.index_select(rows, 0, torch.from_numpy(ridx_host).to(DEVICE))
+    assert jitops.explain(jitops.index_select, rows, 0, torch.from_numpy(ridx_host).to(DEVICE))[0]["spec"]["offset"] == 64
+    for k, r_i in enumerate(ridx_host):
+        assert torch.equal(got[k], rows[int(r_i)])
+    del x, rows
+    torch.cuda.empty_cache()
+
+
+def test_bad_index_raises_and_context_survives():
+    x = torch.randn(5, 4, device=DEVICE)
+    good = torch.tensor([0, 4], device=DEVICE)
+    jitops.set_index_checks("sync")
+    try:
+        with pytest.raises(IndexError, match=r"index_select: index 9 is out of range for a dimension of size 5"):
+            jitops.index_select(x, 0, torch.tensor([1, 9, 2], device=DEVICE))
+        with pytest.raises(IndexError, match=r"take: index -6 is out of range"):
+            jitops.take(x, torch.tensor([-6], device=DEVICE), axis=0)
+        with pytest.raises(IndexError, match=r"gather: index -1 is out of range"):
+            jitops.gather(x, 1, torch.tensor([[0], [-1], [1], [2], [3]], device=DEVICE))
+        assert torch.equal(jitops.index_select(x, 0, good), x[[0, 4]])
+    finally:
+        jitops.set_index_checks("async")
+    jitops.index_select(x, 0, torch.tensor([7], device=DEVICE))  # async: found later
+    with pytest.raises(IndexError, match="index 7 is out of range"):
+        jitops.synchronize()
+    assert torch.equal(jitops.index_select(x, 0, good), x[[0, 4]])
+    assert torch.equal(jitops.take(x, torch.tensor([-1, -20], device=DEVICE)[:1]), x.reshape(-1)[[-1]])
+
+
+def test_numpy_in_numpy_out():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((40, 30)).astype(np.float32)
+    idx = rng.integers(0, 40, 17)
+    got = jitops.index_select(x, 0, idx)
+    assert isinstance(got, np.ndarray)
+    assert_same_bits(got, np.take(x, idx, axis=0))
+    out = np.full((17, 30), np.nan, dtype=np.float32)
+    assert jitops.index_select(x, 0, idx, out=out) is out
+    assert_same_bits(out, np.take(x, idx, axis=0))
+    xt = x.T  # non-contiguous host input
+    assert_same_bits(jitops.take(xt, [3, -1, 5]), np.take(xt, [3, -1, 5]))
+    gidx = rng.integers(0, 30, (40, 7))
+    assert_same_bits(jitops.gather(x, 1, gidx), np.take_along_axis(x, gidx, axis=1))
+    with pytest.raises(IndexError, match="index 40 is out of range"):
+        jitops.index_select(x, 0, [1, 40])
+    cpu = torch.from_numpy(x)
+    got = jitops.index_select(cpu, 0, torch.from_numpy(idx))
+    assert isinstance(got, torch.Tensor) and got.device.type == "cpu"
+    assert torch.equal(got, torch.index_select(cpu, 0, torch.from_numpy(idx)))
+    bf = cpu.to(torch.bfloat16)
+    assert torch.equal(jitops.index_select(bf, 0, torch.from_numpy(idx)), bf[torch.from_numpy(idx)])
+
+
+def test_device_tensor_with_host_index():
+    x = torch.randn(10, 3, device=DEVICE)
+    got = jitops.index_select(x, 0, [9, 0, 9])
+    assert got.device == x.device and torch.equal(got, x[[9, 0, 9]])
+
+
+def test_streams():
+    x = torch.randn(4096, 256, device=DEVICE)
+    idx = torch.randint(0, 4096, (3000,), device=DEVICE)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        got_current = jitops.index_select(x, 0, idx)  # PyTorch's current stream: side
+    got_explicit = jitops.index_select(x, 0, idx, stream=side)
+    got_handle = jitops.index_select(x, 0, idx, stream=side.cuda_stream)
+    side.synchronize()
+    expected = torch.index_select(x, 0, idx)
+    for got in (got_current, got_explicit, got_handle):
+        assert torch.equal(got, expected)
+
+
+def test_cupy_in_cupy_out():
+    cupy = pytest.importorskip("cupy")
+    rng = np.random.default_rng(5)
+    host = rng.standard_normal((50, 20)).astype(np.float32)
+    x = cupy.asarray(host)
+    idx_host = rng.integers(0, 20, (50, 6))
+    got = jitops.gather(x, 1, cupy.asarray(idx_host))
+    assert isinstance(got, cupy.ndarray)
+    assert_same_bits(cupy.asnumpy(got), np.take_along_axis(host, idx_host, axis=1))
+    got = jitops.take(x.T, cupy.asarray([-1, 0, 7]), axis=1)
+    assert_same_bits(cupy.asnumpy(got), np.take(host.T, [-1, 0, 7], axis=1))
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        got = jitops.index_select(x, 0, cupy.asarray([3, 4]))
+    s.synchronize()
+    assert_same_bits(cupy.asnumpy(got), host[[3, 4]])
+
+
+def test_jax_in_jax_out():
+    jax = pytest.importorskip("jax")
+    try:
+        gpu = jax.devices("gpu")[0]
+    except RuntimeError:
+        pytest.skip("JAX has no GPU backend here")
+    rng = np.random.default_rng(6)
+    host = rng.standard_normal((30, 8)).astype(np.float32)
+    x = jax.device_put(host, gpu)
+    idx_host = rng.integers(0, 30, 11).astype(np.int32)
+    got = jitops.index_select(x, 0, jax.device_put(idx_host, gpu))
+    assert isinstance(got, jax.Array)
+    assert_same_bits(np.asarray(got), np.take(host, idx_host, axis=0))
+
+
+def test_jitops_device_arrays():
+    rng = np.random.default_rng(8)
+    host = rng.standard_normal((12, 5))
+    x = jitops.DeviceArray(0, [12, 5], "float64")
+    x.copy_from_host(host)
+    idx = jitops.DeviceArray(0, [4], "int64")
+    idx.copy_from_host(np.array([11, 0, 3, 3]))
+    got = jitops.index_select(x, 0, idx)
+    assert isinstance(got, jitops.DeviceArray)
+    back = np.empty((4, 5))
+    got.copy_to_host(back)
+    assert_same_bits(back, host[[11, 0, 3, 3]])
+    assert_same_bits(np.from_dlpack(torch.from_dlpack(got).cpu()), host[[11, 0, 3, 3]])
+
+
+def test_explain_on_device_reports_resources_and_origin():
+    x = torch.randn(1000, 1024, device=DEVICE)
+    idx = torch.randint(0, 1000, (100,), device=DEVICE)
+    jitops.index_select(x, 0, idx)
+    r = jitops.explain(jitops.index_select, x, 0, idx)[0]
+    assert r["origin"] == "memory"
+    assert r["registers"] > 0 and r["spec"]["unit"] == 16
+    assert "H100" in r["device"] or "H200" in r["device"] or r["device"]
+
+
+def test_cache_counters_on_device(fresh_cache):
+    x = torch.randn(77, 5, device=DEVICE, dtype=torch.float64)
+    idx = torch.randint(0, 77, (9,), device=DEVICE)
+    before = jitops.cache_stats()
+    for _ in range(5):
+        jitops.index_select(x, 0, idx)
+    after = jitops.cache_stats()
+    assert after["compiles"] - before["compiles"] == 1
+    assert after["module_loads"] - before["module_loads"] == 1
+    assert after["memory_hits"] - before["memory_hits"] >= 4
+
+
+def test_errors_on_device():
+    x = torch.randn(5, 4, device=DEVICE)
+    with pytest.raises(TypeError, match=r"index: expected an int32 or int64 array \(got float32\)"):
+        jitops.index_select(x, 0, torch.tensor([1.0], device=DEVICE))
+    with pytest.raises(ValueError, match="out: must not overlap the input x"):
+        jitops.index_select(x, 0, torch.tensor([1], device=DEVICE), out=x[:1])
+    with pytest.raises(ValueError, match=r"out: expected shape \(1, 4\) \(got \(2, 4\)\)"):
+        jitops.index_select(x, 0, torch.tensor([1], device=DEVICE), out=torch.empty(2, 4, device=DEVICE))
+    assert torch.equal(jitops.index_select(x, 1, torch.tensor([3], device=DEVICE)), x[:, [3]])

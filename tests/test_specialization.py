@@ -1,0 +1,106 @@
+"""Which specialization a call picks: collapsing, vector width, offset width,
+thread layout. Planned for an architecture with no GPU, from shapes alone."""
+
+import pytest
+
+import jitops
+from jitops import VirtualArray as V
+
+M = 1 << 20
+
+
+def spec(op, *args, arch="sm_90", **kwargs):
+    reports = jitops.explain(op, *args, arch=arch, **kwargs)
+    assert len(reports) == 1
+    return reports[0]
+
+
+def tr(shape, dtype, perm):
+    """A permuted (transposed) view of a contiguous array of `shape`."""
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    return V([shape[p] for p in perm], dtype, strides=[strides[p] for p in perm])
+
+
+CASES = [
+    # (description, op, args, kwargs, expected spec fields)
+    ("rows of a matrix, float4", "index_select", (V([50000, 1024], "float32"), 0, V([8192], "int64")), {},
+     dict(unit=16, dims=2, offset=32, index=8)),
+    ("columns of a matrix", "index_select", (V([1024, 32768], "float32"), 1, V([4096], "int64")), {},
+     dict(unit=4, dims=2)),
+    ("1-D", "index_select", (V([32 * M], "float32"), 0, V([4 * M], "int32")), {}, dict(unit=4, dims=1, index=4)),
+    ("middle dim of 3-D", "index_select", (V([64, 128, 256], "float32"), 1, V([64], "int64")), {},
+     dict(unit=16, dims=3)),
+    ("half rows, 8 per vector", "index_select", (V([50000, 1024], "float16"), 0, V([8192], "int64")), {},
+     dict(unit=16, dims=2)),
+    ("contiguous 5-D collapses around the indexed dim", "index_select",
+     (V([2, 3, 4, 5, 6], "float32"), 2, V([3], "int64")), {}, dict(dims=3)),
+    ("row of 33 floats: no vector", "index_select", (V([1000, 33], "float32"), 0, V([7], "int64")), {},
+     dict(unit=4, dims=2)),
+    ("row of 34 floats: float2", "index_select", (V([1000, 34], "float32"), 0, V([7], "int64")), {},
+     dict(unit=8, dims=2)),
+    ("misaligned base: no vector", "index_select", (V([1000, 64], "float32", address=260), 0, V([7], "int64")), {},
+     dict(unit=4)),
+    ("transposed 4-D does not collapse: generic", "index_select",
+     (tr([4, 5, 6, 7], "float32", [3, 1, 0, 2]), 1, V([3], "int64")), {}, dict(dims=0)),
+    ("past 2^31 elements: 64-bit offsets", "index_select", (V([(1 << 31) + 8], "int8"), 0, V([5], "int64")), {},
+     dict(offset=64, dims=1)),
+    ("gather one column", "gather", (V([5100, 38506], "float32"), 1, V([5100, 1], "int64")), {}, dict(dims=1)),
+    ("gather 2-D layout", "gather", (V([5100, 128], "float32"), 1, V([5100, 96], "int64")), {}, dict(dims=2)),
+    ("take flat on contiguous x", "take", (V([30, 40], "float32"), V([5, 6], "int64")), {},
+     dict(wrap=1, flat=0, dims=1)),
+    ("take flat on transposed x unravels", "take", (tr([30, 40], "float32", [1, 0]), V([50], "int64")), {},
+     dict(wrap=1, flat=1)),
+    ("take along an axis", "take", (V([4, 5, 6], "float64"), V([2, 3], "int32")), dict(axis=1),
+     dict(wrap=1, flat=0, unit=16)),  # rows of 6 doubles move as 3 x 16 bytes
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_spec_fields(case):
+    _, op, args, kwargs, expected = case
+    report = spec(op, *args, **kwargs)
+    for field, value in expected.items():
+        assert report["spec"][field] == value, (field, report["kernel"])
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_compiles_for_arch(arch):
+    r = spec("index_select", V([100, 64], "float16"), 0, V([9], "int64"), arch=arch)
+    assert f".target {arch}" in r["ptx"]
+    assert r["cubin_bytes"] > 0
+    assert r["arch"] == arch
+    assert r["registers"] > 0 and r["local_bytes"] == 0
+
+
+def test_source_names_its_spec_and_options():
+    r = spec("gather", V([5100, 128], "float32"), 1, V([5100, 96], "int32"))
+    first, second = r["source"].splitlines()[:2]
+    assert first == "// jitops kernel: " + r["kernel"]
+    assert second.startswith("// options:") and "-arch=sm_90" in second
+    assert "gather_2d<" in r["source"] and "jitops_kernel" in r["source"]
+
+
+def test_grid_is_sized_from_the_work_not_the_index_count():
+    # 15 indices into 1024-float rows: 15 * 256 float4 units, never one thread.
+    r = spec("index_select", V([32768, 1024], "float32"), 0, V([15], "int64"))
+    threads = 1
+    for g, b in zip(r["grid"], r["block"]):
+        threads *= g * b
+    assert threads * r["spec"]["unroll"] >= 15 * 256
+    # A long index over a 1-D x fills many waves' worth of blocks, capped.
+    r = spec("index_select", V([32 * M], "float32"), 0, V([4 * M], "int64"))
+    assert 132 * 8 <= r["grid"][0] <= 132 * 8 * 4
+
+
+def test_generic_dims_beyond_three():
+    x = tr([3, 4, 5, 6, 7], "int16", [4, 2, 0, 3, 1])  # shape (7, 5, 3, 6, 4)
+    index = V([7, 5, 3, 6, 4], "int64", strides=[1, 7, 35, 105, 630])  # column-major
+    r = spec("gather", x, 2, index)
+    assert r["spec"]["dims"] == 0
+    assert "gather_linear<" in r["source"] and ", 16, true," in r["source"]
+
+
+def test_empty_output_launches_nothing():
+    assert jitops.explain("index_select", V([10, 4], "float32"), 0, V([0], "int64"), arch="sm_90") == []
