@@ -2,6 +2,7 @@
 // into the library at build time so NVRTC gets them as in-memory headers and
 // the cache key can hash their content.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jit/compiler.h"
 #include "jit/kernel_spec.h"

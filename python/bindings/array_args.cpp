@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <unordered_map>
+#include <string>
 
 #include "python/bindings/device_array.h"
 #include "python/bindings/dlpack_abi.h"

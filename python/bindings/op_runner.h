@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <vector>
+#include <cstddef>
 
 #include "python/bindings/array_args.h"
 #include "runtime/launch.h"

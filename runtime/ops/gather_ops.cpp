@@ -1,6 +1,7 @@
 #include "runtime/ops/gather_ops.h"
 
 #include "runtime/arg_error.h"
+#include <string>
 
 namespace jitops {
 namespace {
