@@ -44,7 +44,8 @@ def make_index(rng, n_shape, high, index_dtype, negative=False, strided=False):
         wide = np.repeat(host, 2, axis=-1)  # every other element is the real index
         dev = torch.from_numpy(wide).to(DEVICE)[..., ::2]
         return dev, host
-    return torch.from_numpy(np.ascontiguousarray(host)).to(DEVICE), host
+    host = np.array(host)  # keeps 0-d indices 0-d (ascontiguousarray would make them 1-d)
+    return torch.from_numpy(host).to(DEVICE), host
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "strided"])
