@@ -156,7 +156,9 @@ def test_past_2_31_elements_uses_64_bit_offsets():
     assert r["spec"]["offset"] == 64
     assert_same_bits(to_numpy(torch, jitops.index_select(x, 0, idx)), expected)
     assert_same_bits(to_numpy(torch, jitops.take(x, -torch.from_numpy(n - idx_host).to(DEVICE))), expected)
-    rows = x[: (n // 1024) * 1024].view(-1, 1024)  # 2^21 rows of 1 KiB: rows past 2^31 bytes
+    # Rows of 1021 bytes move byte by byte, so offsets past 2^31 need 64 bits.
+    # (Rows of 1 KiB would move as 16-byte units whose offsets still fit in 32.)
+    rows = x[: (n // 1021) * 1021].view(-1, 1021)
     ridx_host = np.array([rows.shape[0] - 1, 3, rows.shape[0] // 2 + 7], dtype=np.int64)
     got = jitops.index_select(rows, 0, torch.from_numpy(ridx_host).to(DEVICE))
     assert jitops.explain(jitops.index_select, rows, 0, torch.from_numpy(ridx_host).to(DEVICE))[0]["spec"]["offset"] == 64

@@ -28,7 +28,9 @@ def compile_and_load():
         env = dict(os.environ, JITOPS_CACHE_DIR=cache, JITOPS_CACHE="1")
         runs = []
         for _ in range(2):  # first: compile; second: disk hit in a new process
-            out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, check=True)
+            out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True)
+            if out.returncode != 0:
+                return {"error": f"probe exited with {out.returncode}: {out.stderr.strip()[-400:]}"}
             runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     first, second = runs
     return {

@@ -77,10 +77,14 @@ def main(args):
     if not args.no_jit_costs:
         costs = compile_and_load()
         report["jit_costs"] = costs
-        print(
-            f"JIT: first compile {costs['first_compile_ms']:.1f} ms ({costs['kernel']}); new process, disk hit: "
-            f"read {costs['disk_hit_read_ms']:.3f} ms + module load {costs['disk_hit_module_load_ms']:.3f} ms"
-        )
+        if "error" in costs:
+            print("JIT cost probe failed:", costs["error"], file=sys.stderr)
+            status = 3
+        else:
+            print(
+                f"JIT: first compile {costs['first_compile_ms']:.1f} ms ({costs['kernel']}); new process, disk hit: "
+                f"read {costs['disk_hit_read_ms']:.3f} ms + module load {costs['disk_hit_module_load_ms']:.3f} ms"
+            )
     try:
         import torch
     except ImportError:
