@@ -3,7 +3,8 @@
 #include <chrono>
 #include <map>
 #include <mutex>
-#include <regex>
+#include <cctype>
+#include <cstdlib>
 #include <shared_mutex>
 #include <unordered_map>
 
@@ -150,19 +151,29 @@ void clear_memory_cache() {
   r.prepared.clear();
 }
 
+namespace {
+// The integer just before `suffix` in the first line of `log` containing it,
+// e.g. "Used 40 registers" -> 40 for suffix " registers"; -1 if absent.
+int number_before(const std::string& log, const std::string& suffix) {
+  size_t at = log.find(suffix);
+  if (at == std::string::npos) return -1;
+  size_t start = at;
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(log[start - 1]))) --start;
+  return start == at ? -1 : std::atoi(log.c_str() + start);
+}
+}  // namespace
+
 KernelResources resources_from_log(const std::string& log) {
+  // ptxas -v: "Used 40 registers, used 0 barriers, 16 bytes smem" and
+  // "0 bytes stack frame"; shared memory appears only when used.
   KernelResources res;
-  std::smatch m;
-  static const std::regex regs("Used (\\d+) registers");
-  static const std::regex smem("(\\d+) bytes smem");
-  static const std::regex stack("(\\d+) bytes stack frame");
-  if (std::regex_search(log, m, regs)) {
-    res.registers = std::stoi(m[1]);
-    res.shared_bytes = 0;  // ptxas names shared memory only when a kernel uses some
-    res.local_bytes = 0;
+  res.registers = number_before(log, " registers");
+  if (res.registers >= 0) {
+    int smem = number_before(log, " bytes smem");
+    int stack = number_before(log, " bytes stack frame");
+    res.shared_bytes = smem < 0 ? 0 : smem;
+    res.local_bytes = stack < 0 ? 0 : stack;
   }
-  if (std::regex_search(log, m, smem)) res.shared_bytes = std::stoi(m[1]);
-  if (std::regex_search(log, m, stack)) res.local_bytes = std::stoi(m[1]);
   return res;
 }
 
