@@ -147,7 +147,7 @@ def test_empty_and_zero_dim():
 
 
 def test_past_2_31_elements_uses_64_bit_offsets():
-    n = (1 << 31) + 77
+    n = ((1 << 31) // 1021 + 2) * 1021 + 77  # past 2^31, and its 1021-byte rows too
     x = torch.empty(n, dtype=torch.uint8, device=DEVICE).random_(0, 256)
     idx_host = np.array([0, 5, n - 1, n - 2, (1 << 31) + 3, (1 << 31) - 1, 12345], dtype=np.int64)
     expected = np.array([x[int(i)].item() for i in idx_host], dtype=np.uint8)
@@ -159,6 +159,7 @@ def test_past_2_31_elements_uses_64_bit_offsets():
     # Rows of 1021 bytes move byte by byte, so offsets past 2^31 need 64 bits.
     # (Rows of 1 KiB would move as 16-byte units whose offsets still fit in 32.)
     rows = x[: (n // 1021) * 1021].view(-1, 1021)
+    assert rows.numel() > (1 << 31)
     ridx_host = np.array([rows.shape[0] - 1, 3, rows.shape[0] // 2 + 7], dtype=np.int64)
     got = jitops.index_select(rows, 0, torch.from_numpy(ridx_host).to(DEVICE))
     assert jitops.explain(jitops.index_select, rows, 0, torch.from_numpy(ridx_host).to(DEVICE))[0]["spec"]["offset"] == 64
