@@ -39,6 +39,14 @@ CompileFailure::CompileFailure(std::string log_, std::vector<std::string> option
       log(std::move(log_)), kernel_name(std::move(kernel_name_)), source(std::move(source_)),
       options(std::move(options_)) {}
 
+CompileTarget natural_target(int arch) {
+  CompileTarget t;
+  t.arch = arch;
+  t.code_arch = arch;
+  t.cubin = true;
+  return t;
+}
+
 CompileTarget compile_target_for(int arch) {
   const NvrtcApi& api = nvrtc();
   CompileTarget t;
@@ -69,16 +77,21 @@ std::vector<std::string> compile_options(const CompileTarget& target) {
   // ptxas' resource report (registers, spills) lands in the log; explain()
   // reads it there when no GPU can be asked.
   if (target.cubin) opts.push_back("--ptxas-options=-v");
-  const std::string& inc = nvrtc().include_dir;
+  const std::string& inc = nvrtc_location().include_dir;
   if (!inc.empty()) opts.push_back("-I" + inc);
   return opts;
 }
 
 std::string cache_key_text(const std::string& source, const std::vector<std::string>& options,
                            const CompileTarget& target) {
-  const NvrtcApi& api = nvrtc();
   std::string key = "jitops-cache-format " + std::to_string(kCacheFormatVersion) + "\n";
-  key += "nvrtc " + std::to_string(api.major) + "." + std::to_string(api.minor) + "\n";
+  const NvrtcLocation& where = nvrtc_location();
+  if (!where.identity.empty()) {
+    key += "nvrtc " + where.identity + "\n";
+  } else {  // found only on the loader's path: ask the library itself
+    const NvrtcApi& api = nvrtc();
+    key += "nvrtc " + api.path + " " + std::to_string(api.major) + "." + std::to_string(api.minor) + "\n";
+  }
   key += "arch " + std::to_string(target.arch) + " code " + std::to_string(target.code_arch) +
          (target.cubin ? " cubin" : " ptx") + "\n";
   key += "templates " + hex64(templates_hash()) + "\n";

@@ -14,8 +14,13 @@ struct CompileTarget {
   bool cubin = true;    // false: PTX only (the driver JIT-compiles it at load)
 };
 
-// The target for a GPU of compute capability `arch` with the loaded NVRTC.
+// The target for a GPU of compute capability `arch` with the loaded NVRTC
+// (loads NVRTC to ask which architectures it knows).
 CompileTarget compile_target_for(int arch);
+
+// CUBIN for exactly `arch`: what compile_target_for returns whenever NVRTC
+// knows the GPU, known without loading NVRTC.
+CompileTarget natural_target(int arch);
 
 struct CompiledKernel {
   std::string key_text;     // everything the result depends on

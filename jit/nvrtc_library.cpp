@@ -1,6 +1,8 @@
 #include "jit/nvrtc_library.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <mutex>
@@ -26,15 +28,41 @@ bool load_symbol(void* handle, const char* name, F& fn) {
   return fn != nullptr;
 }
 
+const char* const kNames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+NvrtcLocation* g_location = nullptr;
+
+NvrtcLocation* locate() {
+  auto* loc = new NvrtcLocation();
+  for (const std::string& dir : g_library_dirs) {
+    for (const char* name : kNames) {
+      std::string path = dir + "/" + name;
+      if (!file_exists(path)) continue;
+      loc->path = path;
+      char resolved[4096];
+      struct stat st;
+      std::string real = realpath(path.c_str(), resolved) ? resolved : path;
+      loc->identity = real + " " + (stat(real.c_str(), &st) == 0 ? std::to_string(st.st_size) : "?");
+      break;
+    }
+    if (!loc->path.empty()) break;
+  }
+  for (const std::string& dir : g_include_dirs) {
+    if (file_exists(dir + "/cuda_fp16.h")) {
+      loc->include_dir = dir;
+      break;
+    }
+  }
+  return loc;
+}
+
 NvrtcApi* load() {
-  const char* names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
   std::string tried;
   void* handle = nullptr;
   std::string loaded_path;
   std::vector<std::string> dirs = g_library_dirs;
   dirs.push_back("");  // finally, the dynamic loader's own path
   for (const std::string& dir : dirs) {
-    for (const char* name : names) {
+    for (const char* name : kNames) {
       std::string path = dir.empty() ? std::string(name) : dir + "/" + name;
       if (!dir.empty() && !file_exists(path)) {
         tried += "\n  " + path + ": no such file";
@@ -77,12 +105,6 @@ NvrtcApi* load() {
   api->nvrtcGetNumSupportedArchs(&n);
   api->supported_archs.resize(n);
   if (n > 0) api->nvrtcGetSupportedArchs(api->supported_archs.data());
-  for (const std::string& dir : g_include_dirs) {
-    if (file_exists(dir + "/cuda_fp16.h")) {
-      api->include_dir = dir;
-      break;
-    }
-  }
   return api;
 }
 
@@ -92,6 +114,14 @@ void set_nvrtc_search_paths(std::vector<std::string> library_dirs, std::vector<s
   std::lock_guard<std::mutex> lock(g_mutex);
   g_library_dirs = std::move(library_dirs);
   g_include_dirs = std::move(include_dirs);
+  delete g_location;
+  g_location = nullptr;
+}
+
+const NvrtcLocation& nvrtc_location() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_location) g_location = locate();
+  return *g_location;
 }
 
 const NvrtcApi& nvrtc() {

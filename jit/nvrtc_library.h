@@ -26,9 +26,19 @@ struct NvrtcApi {
 
   int major = 0, minor = 0;
   std::vector<int> supported_archs;
-  std::string path;          // the library that was loaded
-  std::string include_dir;   // CUDA headers; empty when none was found
+  std::string path;  // the library that was loaded
 };
+
+// Which NVRTC would be loaded, found with stat() alone: a cache hit must not
+// pay for dlopen-ing NVRTC (several milliseconds), yet the cache key must
+// change when NVRTC does. `identity` is the library's resolved path and size
+// (its file name carries the full version, e.g. libnvrtc.so.13.0.88).
+struct NvrtcLocation {
+  std::string path;         // empty: not found in the search dirs (the loader's path may still have it)
+  std::string identity;
+  std::string include_dir;  // CUDA headers; empty when none was found
+};
+const NvrtcLocation& nvrtc_location();
 
 // Where to look, in order; the Python layer adds the nvidia-cuda-nvrtc wheel
 // and CUDA_HOME / CUDA_PATH before the first compile.

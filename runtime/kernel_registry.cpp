@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <cctype>
 #include <cstdlib>
@@ -76,13 +77,30 @@ PreparedKernel prepare_kernel(const KernelSpec& spec, int arch) {
     return p;
   }
   auto start = std::chrono::steady_clock::now();
-  CompileTarget target = compile_target_for(arch);
+  // First the key NVRTC would use for a GPU it knows, with NVRTC not loaded:
+  // a disk hit then costs a file read. Only a miss loads NVRTC and asks.
+  CompileTarget target = natural_target(arch);
   std::string source = specialized_source(spec, target);
   std::vector<std::string> options = compile_options(target);
   std::string key_text = cache_key_text(source, options, target);
   bool from_disk = false;
-  CompiledKernel k = load_or_compile(
-      key_text, arch, [&] { return compile_source(source, "jitops_kernel", options, target); }, &from_disk);
+  std::optional<CompiledKernel> hit = read_cached(key_text, arch);
+  CompiledKernel k;
+  if (hit) {
+    from_disk = true;
+    disk_cache_counters().hits++;
+    k = std::move(*hit);
+  } else {
+    CompileTarget real = compile_target_for(arch);
+    if (real.cubin != target.cubin || real.code_arch != target.code_arch) {
+      target = real;
+      source = specialized_source(spec, target);
+      options = compile_options(target);
+      key_text = cache_key_text(source, options, target);
+    }
+    k = load_or_compile(
+        key_text, arch, [&] { return compile_source(source, "jitops_kernel", options, target); }, &from_disk);
+  }
   PreparedKernel p;
   p.spec = spec;
   p.compiled = std::make_shared<const CompiledKernel>(std::move(k));

@@ -76,7 +76,6 @@ def _corrupt(path, how):
 def test_corrupt_files_are_misses_and_rewritten(fresh_cache):
     explain_once()
     (path,) = cache_files(fresh_cache)
-    good = open(path, "rb").read()
     for how in ("truncated", "garbage", "empty", "flipped", "other-version"):
         _corrupt(path, how)
         jitops.clear_memory_cache()
@@ -85,7 +84,8 @@ def test_corrupt_files_are_misses_and_rewritten(fresh_cache):
         after = jitops.cache_stats()
         assert r["origin"] == "compiled", how
         assert after["disk_rejected"] - before["disk_rejected"] == 1, how
-        assert open(path, "rb").read() != b"" and len(open(path, "rb").read()) == len(good), how
+        jitops.clear_memory_cache()
+        assert explain_once()["origin"] == "disk", how  # the rewritten file is whole again
 
 
 def test_cache_off(tmp_path):

@@ -55,7 +55,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("nvrtc_info", [] {
     const NvrtcApi& api = nvrtc();
     return py::dict(py::arg("version") = py::make_tuple(api.major, api.minor), py::arg("path") = api.path,
-                    py::arg("include_dir") = api.include_dir, py::arg("supported_archs") = api.supported_archs);
+                    py::arg("include_dir") = nvrtc_location().include_dir,
+                    py::arg("supported_archs") = api.supported_archs);
   });
   m.def("driver_available", [] {
     std::string why;
