@@ -82,7 +82,8 @@ def main(args):
             status = 3
         else:
             print(
-                f"JIT: first compile {costs['first_compile_ms']:.1f} ms ({costs['kernel']}); new process, disk hit: "
+                f"JIT: first compile {costs['first_compile_ms']:.1f} ms (NVRTC {costs['nvrtc_compile_ms']:.1f} ms; "
+                f"{costs['kernel']}); new process, {costs['disk_hit_origin']} hit: "
                 f"read {costs['disk_hit_read_ms']:.3f} ms + module load {costs['disk_hit_module_load_ms']:.3f} ms"
             )
     try:
