@@ -45,3 +45,26 @@ rows = [
 ]
 for name, fn in rows:
     print(f"{name:45s} {per_call(fn):6.2f} us")
+
+print("--- allocation routes")
+dt, dev = x.dtype, x.device
+alloc_rows = [
+    ("x.new_empty((8, 16))", lambda: x.new_empty((8, 16))),
+    ("torch.empty((8, 16), dtype, device)", lambda: torch.empty((8, 16), dtype=dt, device=dev)),
+    ("torch.empty_strided", lambda: torch.empty_strided((8, 16), (16, 1), dtype=dt, device=dev)),
+    ("torch.empty_like(out)", lambda: torch.empty_like(out)),
+]
+for name, fn in alloc_rows:
+    print(f"{name:45s} {per_call(fn):6.2f} us")
+
+print("--- without torch parsing (jitops.DeviceArray operands)")
+dx = jitops.DeviceArray(0, [64, 16], "float32")
+didx = jitops.DeviceArray(0, [8], "int64")
+didx.copy_from_host(__import__("numpy").arange(8))
+dout = jitops.DeviceArray(0, [8, 16], "float32")
+print(f"{'_core.index_select DeviceArrays out=':45s} {per_call(lambda: _core.index_select(dx, 0, didx, dout, None, -1)):6.2f} us")
+print(f"{'_core.array_kind(x)':45s} {per_call(lambda: _core.array_kind(x)):6.2f} us")
+
+print("--- parsing alone (three operands)")
+print(f"{'_core._parse_only(torch x, idx, out)':45s} {per_call(lambda: _core._parse_only(x, idx, out)):6.2f} us")
+print(f"{'_core._parse_only(DeviceArrays)':45s} {per_call(lambda: _core._parse_only(dx, didx, dout)):6.2f} us")

@@ -7,6 +7,7 @@
 
 #include "python/bindings/device_array.h"
 #include "python/bindings/dlpack_abi.h"
+#include "python/bindings/torch_tensors.h"
 #include "runtime/arg_error.h"
 
 namespace py = pybind11;
@@ -43,31 +44,6 @@ ArrayKind classify_type(py::handle type) {
   return dl ? ArrayKind::DLPack : ArrayKind::Host;
 }
 
-// torch dtype objects, in dtype-table order; built on first use of a tensor.
-struct TorchTable {
-  std::vector<std::pair<PyObject*, DType>> dtypes;
-  py::object current_stream;  // torch._C._cuda_getCurrentRawStream
-  py::object dtype_object[kNumDTypes];
-};
-
-TorchTable& torch_table() {
-  static TorchTable* t = [] {
-    auto* table = new TorchTable();
-    py::module_ torch = py::module_::import("torch");
-    for (int i = 0; i < kNumDTypes; ++i) {
-      const DTypeInfo& row = dtype_table()[i];
-      if (py::hasattr(torch, row.name)) {
-        py::object dt = torch.attr(row.name);
-        table->dtype_object[i] = dt;
-        table->dtypes.emplace_back(dt.ptr(), row.dtype);
-      }
-    }
-    table->current_stream = torch.attr("_C").attr("_cuda_getCurrentRawStream");
-    return table;
-  }();
-  return *t;
-}
-
 py::object& outputs_module() {
   static py::object* m = new py::object(py::module_::import("jitops._outputs"));
   return *m;
@@ -96,16 +72,6 @@ CUstream parse_stream(py::handle stream) {
   if (py::hasattr(stream, "ptr")) return reinterpret_cast<CUstream>(stream.attr("ptr").cast<uintptr_t>());
   throw type_error("stream: expected an int handle, a torch.cuda.Stream, a cupy Stream or an object with "
                    "__cuda_stream__ (got " + type_name(stream) + ")");
-}
-
-void fill_from_sequence(TensorDesc& d, py::handle shape, py::handle strides) {
-  py::tuple sh = py::reinterpret_borrow<py::tuple>(shape);
-  py::tuple st = py::reinterpret_borrow<py::tuple>(strides);
-  d.ndim = int(sh.size());
-  for (int i = 0; i < d.ndim; ++i) {
-    d.shape[i] = sh[i].cast<int64_t>();
-    d.strides[i] = st[i].cast<int64_t>();
-  }
 }
 
 bool ranges_overlap(const TensorDesc& a, const TensorDesc& b) {
@@ -159,8 +125,8 @@ CallArrays::CallArrays(std::initializer_list<OperandArg> operands, py::handle st
       case ArrayKind::Host:
         throw HostOperands();
       case ArrayKind::Torch:
-        if (!op.object.attr("is_cuda").cast<bool>()) throw HostOperands();
-        dev = op.object.attr("get_device")().cast<int>();
+        dev = torch_device(op.object.ptr());
+        if (dev < 0) throw HostOperands();
         any_torch = true;
         break;
       case ArrayKind::DeviceArray:
@@ -190,7 +156,7 @@ CallArrays::CallArrays(std::initializer_list<OperandArg> operands, py::handle st
   if (!stream.is_none()) {
     stream_ = parse_stream(stream);
   } else if (any_torch) {
-    stream_ = reinterpret_cast<CUstream>(torch_table().current_stream(device_).cast<uintptr_t>());
+    stream_ = torch_current_stream(device_);
   } else if (any_cupy) {
     stream_ = reinterpret_cast<CUstream>(
         py::module_::import("cupy").attr("cuda").attr("get_current_stream")().attr("ptr").cast<uintptr_t>());
@@ -203,22 +169,9 @@ CallArrays::CallArrays(std::initializer_list<OperandArg> operands, py::handle st
     if (!e.present) continue;
     e.desc.device = device_;
     switch (e.kind) {
-      case ArrayKind::Torch: {
-        TorchTable& tt = torch_table();
-        PyObject* dt = op.object.attr("dtype").ptr();
-        bool found = false;
-        for (auto& row : tt.dtypes)
-          if (row.first == dt) {
-            e.desc.dtype = row.second;
-            found = true;
-            break;
-          }
-        if (!found)
-          throw type_error(std::string(op.name) + ": unsupported dtype (got " + py::str(op.object.attr("dtype")).cast<std::string>() + ")");
-        fill_from_sequence(e.desc, op.object.attr("shape"), op.object.attr("stride")());
-        e.desc.data = reinterpret_cast<void*>(op.object.attr("data_ptr")().cast<uintptr_t>());
+      case ArrayKind::Torch:
+        torch_describe(op.object.ptr(), op.name, e.desc);
         break;
-      }
       case ArrayKind::DeviceArray:
         e.desc = op.object.cast<const DeviceArray&>().desc();
         break;
@@ -260,18 +213,16 @@ CallArrays::~CallArrays() {
 py::object CallArrays::allocate(size_t slot, size_t like, const std::vector<int64_t>& shape, DType dtype) {
   Entry& e = entries_[slot];
   const Entry& l = entries_[like];
-  py::tuple shape_t = py::cast(shape);
   py::object out;
   wrap_for_jax_ = l.kind == ArrayKind::Jax;
   if (l.kind == ArrayKind::Torch) {
     // new_empty keeps the caller's device and uses PyTorch's caching allocator.
-    out = l.desc.dtype == dtype
-              ? l.object.attr("new_empty")(shape_t)
-              : l.object.attr("new_empty")(shape_t, py::arg("dtype") = torch_table().dtype_object[int(dtype)]);
+    out = torch_new_empty(l.object.ptr(), shape, l.desc.dtype == dtype, dtype);
     e.kind = ArrayKind::Torch;
-    e.desc.data = reinterpret_cast<void*>(out.attr("data_ptr")().cast<uintptr_t>());
+    e.desc.data = torch_data_ptr(out.ptr());
   } else {
-    out = outputs_module().attr("allocate")(kind_name(l.kind), l.object, shape_t, dtype_info(dtype).name, device_);
+    out = outputs_module().attr("allocate")(kind_name(l.kind), l.object, py::tuple(py::cast(shape)),
+                                            dtype_info(dtype).name, device_);
     e.kind = classify(out);
     if (e.kind == ArrayKind::DeviceArray) {
       e.desc.data = out.cast<const DeviceArray&>().desc().data;
@@ -328,6 +279,8 @@ py::object CallArrays::finish(py::object out, size_t slot) {
 
 void bind_array_args(py::module_& m) {
   py::register_exception<HostOperands>(m, "HostOperands");
+  m.def("_parse_only", [](py::handle a, py::handle b, py::handle c) { CallArrays call({{"a", a}, {"b", b}, {"c", c}}, py::none()); },
+        "Diagnostic: parses three operands as an op would, and nothing else (per-call cost studies).");
   m.def("array_kind", [](py::handle obj) { return kind_name(classify(obj)); },
         "How jitops reads an array: torch, cupy, jax, jitops, dlpack or host.");
 }

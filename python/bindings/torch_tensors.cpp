@@ -1,0 +1,114 @@
+#include "python/bindings/torch_tensors.h"
+
+#include <string>
+
+#include "runtime/arg_error.h"
+
+namespace py = pybind11;
+
+namespace jitops {
+namespace {
+
+struct TorchApi {
+  PyObject* get_device;
+  PyObject* dtype;
+  PyObject* shape;
+  PyObject* stride;
+  PyObject* data_ptr;
+  PyObject* new_empty;
+  PyObject* current_stream;  // torch._C._cuda_getCurrentRawStream
+  PyObject* dtype_objects[kNumDTypes] = {};
+};
+
+// Built on first use of a tensor (torch is imported by then); never freed.
+TorchApi& api() {
+  static TorchApi* t = [] {
+    auto* a = new TorchApi();
+    a->get_device = PyUnicode_InternFromString("get_device");
+    a->dtype = PyUnicode_InternFromString("dtype");
+    a->shape = PyUnicode_InternFromString("shape");
+    a->stride = PyUnicode_InternFromString("stride");
+    a->data_ptr = PyUnicode_InternFromString("data_ptr");
+    a->new_empty = PyUnicode_InternFromString("new_empty");
+    py::module_ torch = py::module_::import("torch");
+    a->current_stream = torch.attr("_C").attr("_cuda_getCurrentRawStream").release().ptr();
+    for (int i = 0; i < kNumDTypes; ++i) {
+      const char* name = dtype_table()[i].name;
+      if (py::hasattr(torch, name)) a->dtype_objects[i] = torch.attr(name).release().ptr();
+    }
+    return a;
+  }();
+  return *t;
+}
+
+py::object checked(PyObject* result) {
+  if (!result) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(result);
+}
+
+void read_ints(PyObject* tuple, int64_t* out, int n) {
+  for (int i = 0; i < n; ++i) {
+    long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(tuple, i));
+    if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+    out[i] = v;
+  }
+}
+
+}  // namespace
+
+int torch_device(PyObject* tensor) {
+  py::object d = checked(PyObject_CallMethodNoArgs(tensor, api().get_device));
+  return int(PyLong_AsLong(d.ptr()));
+}
+
+void torch_describe(PyObject* tensor, const char* arg, TensorDesc& desc) {
+  TorchApi& a = api();
+  py::object dtype = checked(PyObject_GetAttr(tensor, a.dtype));
+  int found = -1;
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (a.dtype_objects[i] == dtype.ptr()) {
+      found = i;
+      break;
+    }
+  if (found < 0)
+    throw type_error(std::string(arg) + ": expected a dtype jitops supports (got " + py::str(dtype).cast<std::string>() + ")");
+  desc.dtype = dtype_table()[found].dtype;
+  py::object shape = checked(PyObject_GetAttr(tensor, a.shape));  // torch.Size, a tuple
+  py::object strides = checked(PyObject_CallMethodNoArgs(tensor, a.stride));
+  Py_ssize_t n = PyTuple_GET_SIZE(shape.ptr());
+  if (n > kMaxTensorDims)
+    throw value_error(std::string(arg) + ": at most " + std::to_string(kMaxTensorDims) + " dimensions (got " +
+                      std::to_string(n) + ")");
+  desc.ndim = int(n);
+  read_ints(shape.ptr(), desc.shape, desc.ndim);
+  read_ints(strides.ptr(), desc.strides, desc.ndim);
+  desc.data = torch_data_ptr(tensor);
+}
+
+void* torch_data_ptr(PyObject* tensor) {
+  py::object p = checked(PyObject_CallMethodNoArgs(tensor, api().data_ptr));
+  return PyLong_AsVoidPtr(p.ptr());
+}
+
+CUstream torch_current_stream(int device) {
+  py::object arg = checked(PyLong_FromLong(device));
+  PyObject* args[] = {arg.ptr()};
+  py::object s = checked(PyObject_Vectorcall(api().current_stream, args, 1, nullptr));
+  return reinterpret_cast<CUstream>(PyLong_AsVoidPtr(s.ptr()));
+}
+
+py::object torch_new_empty(PyObject* like, const std::vector<int64_t>& shape, bool same_dtype, DType dtype) {
+  py::tuple size(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) PyTuple_SET_ITEM(size.ptr(), i, PyLong_FromLongLong(shape[i]));
+  if (same_dtype) {
+    PyObject* args[] = {like, size.ptr()};
+    return checked(PyObject_VectorcallMethod(api().new_empty, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
+  }
+  PyObject* dt = api().dtype_objects[int(dtype)];
+  if (!dt) throw type_error(std::string("PyTorch has no dtype ") + dtype_info(dtype).name);
+  py::tuple kwnames = py::make_tuple("dtype");
+  PyObject* args[] = {like, size.ptr(), dt};
+  return checked(PyObject_VectorcallMethod(api().new_empty, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames.ptr()));
+}
+
+}  // namespace jitops
