@@ -31,10 +31,10 @@ TorchApi& api() {
     a->data_ptr = PyUnicode_InternFromString("data_ptr");
     a->new_empty = PyUnicode_InternFromString("new_empty");
     py::module_ torch = py::module_::import("torch");
-    a->current_stream = torch.attr("_C").attr("_cuda_getCurrentRawStream").release().ptr();
+    a->current_stream = py::object(torch.attr("_C").attr("_cuda_getCurrentRawStream")).release().ptr();
     for (int i = 0; i < kNumDTypes; ++i) {
       const char* name = dtype_table()[i].name;
-      if (py::hasattr(torch, name)) a->dtype_objects[i] = torch.attr(name).release().ptr();
+      if (py::hasattr(torch, name)) a->dtype_objects[i] = py::object(torch.attr(name)).release().ptr();
     }
     return a;
   }();
