@@ -99,7 +99,7 @@ CUstream torch_current_stream(int device) {
   return reinterpret_cast<CUstream>(PyLong_AsVoidPtr(s.ptr()));
 }
 
-py::object torch_new_empty(PyObject* like, const std::vector<int64_t>& shape, bool same_dtype, DType dtype) {
+py::object torch_new_empty(PyObject* like, const std::vector<int64_t>& shape, bool same_dtype, DType dtype, int device) {
   // torch.empty_strided(size, stride, dtype=, device=): the cheapest Python-level
   // allocation measured (0.6 us under Tensor.new_empty on an H200 machine).
   TorchApi& a = api();
@@ -118,8 +118,8 @@ py::object torch_new_empty(PyObject* like, const std::vector<int64_t>& shape, bo
     if (!a.dtype_objects[int(dtype)]) throw type_error(std::string("PyTorch has no dtype ") + dtype_info(dtype).name);
     dt = py::reinterpret_borrow<py::object>(a.dtype_objects[int(dtype)]);
   }
-  py::object device = checked(PyLong_FromLong(torch_device(like)));
-  PyObject* args[] = {size.ptr(), stride.ptr(), dt.ptr(), device.ptr()};
+  py::object device_index = checked(PyLong_FromLong(device));
+  PyObject* args[] = {size.ptr(), stride.ptr(), dt.ptr(), device_index.ptr()};
   return checked(PyObject_Vectorcall(a.empty_strided, args, 2, a.dtype_device));
 }
 
