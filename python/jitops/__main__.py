@@ -73,6 +73,7 @@ def main(argv=None):
 
     bench = sub.add_parser("bench", help="jitops vs PyTorch on the cases of BENCHMARKS.md")
     bench.add_argument("--out", help="write the results as JSON here")
+    bench.add_argument("--markdown", help="write the results table as Markdown here")
     bench.add_argument("--filter", default="", help="run only cases whose name contains this")
     bench.add_argument("--reps", type=int, default=100, help="timed runs per case (median reported)")
     bench.add_argument("--no-jit-costs", action="store_true", help="skip compile / load / per-call timings")

@@ -54,8 +54,11 @@ def per_call_us(torch, device, calls=20000):
     x = torch.randn(64, 16, device=device)
     idx = torch.randint(0, 64, (8,), device=device)
     gidx = torch.randint(0, 16, (64, 4), device=device)
+    out = torch.empty(8, 16, device=device)
     pairs = {
         "index_select": (lambda: jitops.index_select(x, 0, idx), lambda: torch.index_select(x, 0, idx)),
+        "index_select out=": (lambda: jitops.index_select(x, 0, idx, out=out),
+                              lambda: torch.index_select(x, 0, idx, out=out)),
         "gather": (lambda: jitops.gather(x, 1, gidx), lambda: torch.gather(x, 1, gidx)),
     }
     result = {}

@@ -15,10 +15,23 @@ def _print_row(cells, widths):
     print("  ".join(str(c).rjust(w) if i else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
 
 
+def launch_references(torch, timer, reps):
+    """What a launch costs under this timing: an empty kernel, and a 4 KiB copy
+    (one DRAM read after the L2 flush, then a write)."""
+    src = torch.empty(1024, dtype=torch.float32, device=timer.device).normal_()
+    dst = torch.empty_like(src)
+    return {
+        "empty_kernel_us": timer.median_us(lambda: torch.cuda._sleep(0), reps=reps),
+        "small_copy_us": timer.median_us(lambda: dst.copy_(src), reps=reps),
+    }
+
+
 def run_cases(torch, device, args):
     timer = Timer(torch, device)
     bandwidth = timer.copy_bandwidth()
     print(f"device-to-device copy: {bandwidth / 1e12:.2f} TB/s (bytes read + written)")
+    refs = launch_references(torch, timer, args.reps)
+    print(f"launch references: empty kernel {refs['empty_kernel_us']:.1f} us, 4 KiB copy {refs['small_copy_us']:.1f} us")
     headers = ["case", "index", "jitops us", "torch us", "speedup", "GB/s", "% copy"]
     widths = [52, 5, 10, 10, 8, 8, 7]
     _print_row(headers, widths)
@@ -62,7 +75,7 @@ def run_cases(torch, device, args):
                 widths,
             )
             sys.stdout.flush()
-    return bandwidth, rows
+    return bandwidth, refs, rows
 
 
 def main(args):
@@ -103,8 +116,9 @@ def main(args):
             for name, row in report["per_call"].items():
                 print(f"per-call wall time, cached, tiny tensors: {name}: jitops {row['jitops_us']:.2f} us, "
                       f"PyTorch {row['torch_us']:.2f} us")
-        bandwidth, rows = run_cases(torch, device, args)
+        bandwidth, refs, rows = run_cases(torch, device, args)
         report["copy_bandwidth_Bps"] = bandwidth
+        report["launch_references"] = refs
         report["cases"] = rows
         if not all(r["correct"] for r in rows):
             print("some results differ from PyTorch", file=sys.stderr)
@@ -112,4 +126,37 @@ def main(args):
     if args.out:
         with open(args.out, "w") as f:
             json.dump(report, f, indent=2)
+    if args.markdown and "cases" in report:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(report))
     return status
+
+
+def markdown(report):
+    """The results as the table kept in benchmarks/RESULTS.md."""
+    lines = [
+        f"GPU: {report['gpu']}; PyTorch {report['torch']}; measured {report['date']}; "
+        f"device-to-device copy {report['copy_bandwidth_Bps'] / 1e12:.2f} TB/s (read + written); "
+        f"empty kernel {report['launch_references']['empty_kernel_us']:.1f} us, "
+        f"4 KiB copy {report['launch_references']['small_copy_us']:.1f} us under the same timing.",
+        "",
+        "| case | index | min MB | floor us | jitops us | PyTorch us | speedup | % of copy | correct |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in report["cases"]:
+        lines.append(
+            f"| {r['case']} | {r['index_dtype']} | {r['min_bytes'] / 1e6:.2f} | {r['floor_us']:.1f} | "
+            f"{r['jitops_us']:.1f} | {r['torch_us']:.1f} | {r['speedup']:.2f}x | {100 * r['copy_share']:.0f}% | "
+            f"{'yes' if r['correct'] else 'NO'} |"
+        )
+    if "jit_costs" in report and "error" not in report["jit_costs"]:
+        c = report["jit_costs"]
+        lines += ["", f"JIT: first compile {c['first_compile_ms']:.1f} ms (NVRTC {c['nvrtc_compile_ms']:.1f} ms); "
+                      f"new process, disk hit: read {c['disk_hit_read_ms']:.2f} ms + module load "
+                      f"{c['disk_hit_module_load_ms']:.2f} ms."]
+    if "per_call" in report:
+        lines.append("")
+        for name, row in report["per_call"].items():
+            lines.append(f"Per-call wall time, cached, tiny CUDA tensors, {name}: jitops {row['jitops_us']:.2f} us, "
+                         f"PyTorch {row['torch_us']:.2f} us.")
+    return "\n".join(lines) + "\n"
