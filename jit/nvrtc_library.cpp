@@ -15,6 +15,7 @@ namespace {
 std::mutex g_mutex;
 std::vector<std::string> g_library_dirs;
 std::vector<std::string> g_include_dirs;
+bool g_loader_fallback = true;
 NvrtcApi* g_api = nullptr;
 
 bool file_exists(const std::string& path) {
@@ -60,7 +61,7 @@ NvrtcApi* load() {
   void* handle = nullptr;
   std::string loaded_path;
   std::vector<std::string> dirs = g_library_dirs;
-  dirs.push_back("");  // finally, the dynamic loader's own path
+  if (g_loader_fallback) dirs.push_back("");  // finally, the dynamic loader's own path
   for (const std::string& dir : dirs) {
     for (const char* name : kNames) {
       std::string path = dir.empty() ? std::string(name) : dir + "/" + name;
@@ -110,8 +111,10 @@ NvrtcApi* load() {
 
 }  // namespace
 
-void set_nvrtc_search_paths(std::vector<std::string> library_dirs, std::vector<std::string> include_dirs) {
+void set_nvrtc_search_paths(std::vector<std::string> library_dirs, std::vector<std::string> include_dirs,
+                            bool loader_fallback) {
   std::lock_guard<std::mutex> lock(g_mutex);
+  g_loader_fallback = loader_fallback;
   g_library_dirs = std::move(library_dirs);
   g_include_dirs = std::move(include_dirs);
   delete g_location;

@@ -42,7 +42,9 @@ const NvrtcLocation& nvrtc_location();
 
 // Where to look, in order; the Python layer adds the nvidia-cuda-nvrtc wheel
 // and CUDA_HOME / CUDA_PATH before the first compile.
-void set_nvrtc_search_paths(std::vector<std::string> library_dirs, std::vector<std::string> include_dirs);
+// `loader_fallback`: also try the dynamic loader's own path after the dirs.
+void set_nvrtc_search_paths(std::vector<std::string> library_dirs, std::vector<std::string> include_dirs,
+                            bool loader_fallback = true);
 
 // Loaded on first use; throws LibraryUnavailable listing every place tried.
 const NvrtcApi& nvrtc();

@@ -104,3 +104,14 @@ def test_generic_dims_beyond_three():
 
 def test_empty_output_launches_nothing():
     assert jitops.explain("index_select", V([10, 4], "float32"), 0, V([0], "int64"), arch="sm_90") == []
+
+
+def test_sass_where_a_disassembler_exists():
+    from jitops.sass import _tool_candidates
+    import os
+
+    if not any(os.path.isfile(p) and os.access(p, os.X_OK) for _, p in _tool_candidates()):
+        pytest.skip("no cuobjdump or nvdisasm installed")
+    r = spec("index_select", V([100, 64], "float32"), 0, V([9], "int64"))
+    sass = r.sass()
+    assert "LDG" in sass and "STG" in sass  # the gather's global loads and stores

@@ -10,6 +10,7 @@
 #include "python/bindings/device_array.h"
 #include "python/bindings/errors.h"
 #include "runtime/arg_error.h"
+#include "runtime/collapse.h"
 #include "runtime/device_context.h"
 #include "runtime/driver_api.h"
 #include "runtime/index_errors.h"
@@ -32,11 +33,32 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("configure",
         [](std::vector<std::string> nvrtc_dirs, std::vector<std::string> include_dirs, std::string cache_dir,
-           bool cache_enabled) {
-          set_nvrtc_search_paths(std::move(nvrtc_dirs), std::move(include_dirs));
+           bool cache_enabled, bool nvrtc_loader_fallback) {
+          set_nvrtc_search_paths(std::move(nvrtc_dirs), std::move(include_dirs), nvrtc_loader_fallback);
           set_disk_cache_config(DiskCacheConfig{cache_enabled, std::move(cache_dir)});
         },
-        py::arg("nvrtc_dirs"), py::arg("include_dirs"), py::arg("cache_dir"), py::arg("cache_enabled"));
+        py::arg("nvrtc_dirs"), py::arg("include_dirs"), py::arg("cache_dir"), py::arg("cache_enabled"),
+        py::arg("nvrtc_loader_fallback") = true);
+  m.def(
+      "collapse",
+      [](std::vector<int64_t> sizes, std::vector<std::vector<int64_t>> strides) {
+        IterationSpace s;
+        if (sizes.size() > size_t(kMaxDims + 16) || strides.empty() || strides.size() > size_t(kMaxOperands))
+          throw value_error("collapse: too many dims or operands");
+        s.ndim = int(sizes.size());
+        s.operands = int(strides.size());
+        for (size_t d = 0; d < sizes.size(); ++d) s.sizes[d] = sizes[d];
+        for (size_t k = 0; k < strides.size(); ++k) {
+          if (strides[k].size() != sizes.size()) throw value_error("collapse: one stride per dim per operand");
+          for (size_t d = 0; d < sizes.size(); ++d) s.strides[k][d] = strides[k][d];
+        }
+        collapse(s);
+        std::vector<int64_t> out_sizes(s.sizes, s.sizes + s.ndim);
+        std::vector<std::vector<int64_t>> out_strides;
+        for (int k = 0; k < s.operands; ++k) out_strides.emplace_back(s.strides[k], s.strides[k] + s.ndim);
+        return py::make_tuple(out_sizes, out_strides);
+      },
+      py::arg("sizes"), py::arg("strides"), "The dimension collapsing every op applies (exposed for tests).");
   m.def("set_cache", [](std::string dir, bool enabled) { set_disk_cache_config(DiskCacheConfig{enabled, std::move(dir)}); },
         py::arg("directory"), py::arg("enabled"));
   m.def("cache_config", [] {

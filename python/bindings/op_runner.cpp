@@ -26,6 +26,7 @@ py::dict describe_kernel(const PreparedKernel& prepared, const KernelResources& 
   d["source"] = c.source;
   d["ptx"] = c.ptx;
   d["cubin_bytes"] = c.cubin.size();
+  d["cubin"] = py::bytes(c.cubin);
   d["arch"] = "sm_" + std::to_string(c.code_arch);
   d["options"] = c.options;
   d["compile_log"] = c.log;

@@ -18,7 +18,8 @@ from .ops import gather, index_select, take
 
 __version__ = "0.1.0"
 
-_core.configure(_config.nvrtc_dirs(), _config.include_dirs(), _config.cache_dir(), _config.cache_enabled())
+_core.configure(_config.nvrtc_dirs(), _config.include_dirs(), _config.cache_dir(), _config.cache_enabled(),
+                _config.nvrtc_loader_fallback())
 
 #: dtype names jitops handles, from the core's dtype table.
 DTYPES = tuple(row[0] for row in _core.dtypes())

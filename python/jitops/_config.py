@@ -26,10 +26,18 @@ def _nvidia_wheel_dirs(sub):
 
 
 def nvrtc_dirs():
+    """Directories to look for libnvrtc in; JITOPS_NVRTC_DIR alone when set."""
+    if os.environ.get("JITOPS_NVRTC_DIR"):
+        return [os.environ["JITOPS_NVRTC_DIR"]]
     dirs = []
     for root in _cuda_roots():
         dirs += [os.path.join(root, "lib64"), os.path.join(root, "lib")]
     return dirs + _nvidia_wheel_dirs("lib")
+
+
+def nvrtc_loader_fallback():
+    """Whether the dynamic loader's own path is tried after nvrtc_dirs()."""
+    return not os.environ.get("JITOPS_NVRTC_DIR")
 
 
 def include_dirs():

@@ -21,6 +21,12 @@ class KernelReport(dict):
         ]
         return "\n".join(lines)
 
+    def sass(self):
+        """The kernel's SASS, disassembled with cuobjdump or nvdisasm."""
+        from .sass import disassemble
+
+        return disassemble(self["cubin"])
+
 
 def _virtual(obj, name, is_index):
     """A host operand as the contiguous device array the real call would make of it."""
@@ -32,7 +38,8 @@ def explain(op, *args, arch=None, **kwargs):
     """The kernels ``op(*args, **kwargs)`` would launch, as a list of KernelReport.
 
     Each report has the specialization (``kernel``, ``spec``), the specialized
-    ``source``, the ``ptx``, ``cubin_bytes``, ``registers`` / ``shared_bytes`` /
+    ``source``, the ``ptx``, the ``cubin`` and ``cubin_bytes`` (``.sass()``
+    disassembles it where cuobjdump or nvdisasm is installed), ``registers`` / ``shared_bytes`` /
     ``local_bytes`` per thread, ``grid`` and ``block``, ``compile_ms``, and
     ``origin``: where the kernel came from this time (``memory``, ``disk`` or
     ``compiled``). Nothing is launched. With ``arch="sm_90"`` (or
