@@ -1,11 +1,13 @@
-// Python entry points of the gather family. Arguments arrive positionally from
-// jitops/ops.py; explain_arch < 0 runs the op, otherwise describes it.
+// Python entry points of the gather family, bound as METH_FASTCALL builtins
+// (fastcall.h). The keyword-only _explain=arch (used by jitops.explain)
+// describes the launch instead of running it.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include "jit/compiler.h"
 #include "jit/gather_source.h"
 #include "python/bindings/array_args.h"
+#include "python/bindings/fastcall.h"
 #include "python/bindings/op_runner.h"
 #include "runtime/arg_error.h"
 #include "runtime/ops/gather_ops.h"
@@ -17,13 +19,13 @@ namespace {
 
 enum Slot : size_t { kSlotX = 0, kSlotIndex = 1, kSlotOut = 2 };
 
-py::object run_gather(CallArrays& call, const GatherProblem& problem, py::object out, int explain_arch) {
+py::object run_gather(CallArrays& call, const GatherProblem& problem, py::handle out, int explain_arch) {
   LaunchPlan plan;
   bool any = plan_gather(problem, planning_device(call, explain_arch), planning_error_slot(call, explain_arch), plan);
-  return execute(call, &plan, any ? 1 : 0, std::move(out), kSlotOut, explain_arch);
+  return execute(call, &plan, any ? 1 : 0, py::reinterpret_borrow<py::object>(out), kSlotOut, explain_arch);
 }
 
-py::object index_select(py::object x, int64_t dim, py::object index, py::object out, py::object stream,
+py::object index_select(py::handle x, int64_t dim, py::handle index, py::handle out, py::handle stream,
                         int explain_arch) {
   CallArrays call({{"x", x}, {"index", index}, {"out", out, true}}, stream);
   enter_call(call);
@@ -33,7 +35,7 @@ py::object index_select(py::object x, int64_t dim, py::object index, py::object 
                     explain_arch);
 }
 
-py::object take(py::object x, py::object indices, py::object axis, py::object out, py::object stream,
+py::object take(py::handle x, py::handle indices, py::handle axis, py::handle out, py::handle stream,
                 int explain_arch) {
   CallArrays call({{"x", x}, {"indices", indices}, {"out", out, true}}, stream);
   enter_call(call);
@@ -41,20 +43,72 @@ py::object take(py::object x, py::object indices, py::object axis, py::object ou
   if (!axis.is_none()) {
     if (!py::isinstance<py::int_>(axis))
       throw type_error("axis: expected an int or None (got " + std::string(py::str(py::type::handle_of(axis).attr("__name__"))) + ")");
-    ax = axis.cast<int64_t>();
+    ax = int_arg(axis.ptr(), "axis");
   }
   std::vector<int64_t> shape = take_shape(call[kSlotX], call[kSlotIndex], ax);
   py::object result = prepare_out(call, kSlotOut, kSlotX, shape, call[kSlotX].dtype, out);
   return run_gather(call, take_problem(call[kSlotOut], call[kSlotX], call[kSlotIndex], ax), result, explain_arch);
 }
 
-py::object gather(py::object x, int64_t dim, py::object index, py::object out, py::object stream, int explain_arch) {
+py::object gather(py::handle x, int64_t dim, py::handle index, py::handle out, py::handle stream, int explain_arch) {
   CallArrays call({{"x", x}, {"index", index}, {"out", out, true}}, stream);
   enter_call(call);
   std::vector<int64_t> shape = gather_shape(call[kSlotX], dim, call[kSlotIndex]);
   py::object result = prepare_out(call, kSlotOut, kSlotX, shape, call[kSlotX].dtype, out);
   return run_gather(call, gather_problem(call[kSlotOut], call[kSlotX], dim, call[kSlotIndex]), result, explain_arch);
 }
+
+int explain_arg(PyObject* p) { return p ? int(int_arg(p, "_explain")) : -1; }
+
+const char* const kIndexSelectNames[] = {"x", "dim", "index", "out", "stream", "_explain"};
+const FastSignature kIndexSelectSig{"index_select", kIndexSelectNames, 6, 4, 3};
+py::object index_select_body(PyObject* const* a) {
+  return index_select(a[0], int_arg(a[1], "dim"), a[2], or_none(a[3]), or_none(a[4]), explain_arg(a[5]));
+}
+
+const char* const kTakeNames[] = {"x", "indices", "axis", "out", "stream", "_explain"};
+const FastSignature kTakeSig{"take", kTakeNames, 6, 4, 2};
+py::object take_body(PyObject* const* a) {
+  return take(a[0], a[1], or_none(a[2]), or_none(a[3]), or_none(a[4]), explain_arg(a[5]));
+}
+
+const char* const kGatherNames[] = {"x", "dim", "index", "out", "stream", "_explain"};
+const FastSignature kGatherSig{"gather", kGatherNames, 6, 4, 3};
+py::object gather_body(PyObject* const* a) {
+  return gather(a[0], int_arg(a[1], "dim"), a[2], or_none(a[3]), or_none(a[4]), explain_arg(a[5]));
+}
+
+PyMethodDef kIndexSelectDef{
+    "index_select", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_entry<kIndexSelectSig, &index_select_body>)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "index_select(x, dim, index, out=None, *, stream=None)\n--\n\n"
+    "Select ``index`` entries of ``x`` along ``dim``, like ``torch.index_select``.\n\n"
+    "``index`` is a 0-d or 1-d int32/int64 array; indices must lie in ``[0, x.shape[dim])``.\n"
+    "The result has ``x``'s shape with ``dim`` resized to ``len(index)``, and the caller's\n"
+    "array type (PyTorch, CuPy, JAX, numpy). ``out=`` receives the result instead of a new\n"
+    "array; ``stream=`` takes a raw handle, a ``torch.cuda.Stream`` or an object with\n"
+    "``__cuda_stream__`` (default: PyTorch's or CuPy's current stream for their arrays,\n"
+    "else the default stream)."};
+
+PyMethodDef kTakeDef{
+    "take", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_entry<kTakeSig, &take_body>)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "take(x, indices, axis=None, out=None, *, stream=None)\n--\n\n"
+    "Take elements of ``x`` at ``indices``, like ``numpy.take`` (mode='raise') and ONNX Gather.\n\n"
+    "With ``axis=None`` ``x`` is read as if flattened in C order and the result has\n"
+    "``indices``' shape; otherwise the result's shape is\n"
+    "``x.shape[:axis] + indices.shape + x.shape[axis+1:]``. Negative indices count from\n"
+    "the end; indices outside ``[-n, n)`` raise IndexError."};
+
+PyMethodDef kGatherDef{
+    "gather", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_entry<kGatherSig, &gather_body>)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "gather(x, dim, index, out=None, *, stream=None)\n--\n\n"
+    "Gather values of ``x`` along ``dim`` at ``index``, like ``torch.gather``.\n\n"
+    "Also ``numpy.take_along_axis``, ONNX GatherElements and ``paddle.index_sample`` (2-D):\n"
+    "``out[i][j] = x[i][index[i][j]]`` for ``dim=1``. ``index`` has ``x``'s number of\n"
+    "dimensions and no size larger than ``x``'s outside ``dim``; the result has\n"
+    "``index``'s shape. Indices must lie in ``[0, x.shape[dim])``."};
 
 // One gather specialization described by its fields, for `python -m jitops ptx`.
 py::dict explain_gather_spec(int unit_bytes, int index_bytes, int dims, int offset_bits, bool wrap, bool flat,
@@ -84,9 +138,9 @@ py::dict explain_gather_spec(int unit_bytes, int index_bytes, int dims, int offs
 }  // namespace
 
 void bind_gather_ops(py::module_& m) {
-  m.def("index_select", &index_select);
-  m.def("take", &take);
-  m.def("gather", &gather);
+  add_fastcall(m, &kIndexSelectDef);
+  add_fastcall(m, &kTakeDef);
+  add_fastcall(m, &kGatherDef);
   m.def(
       "compile_source",
       [](const std::string& source, int arch) {

@@ -105,31 +105,41 @@ def _result_for(original, array):
     return host
 
 
-def run(core_fn, args, arrays, indices, out_pos, stream_pos, primary=0):
-    """Runs ``core_fn(*args)`` with host operands at ``arrays`` moved to the GPU."""
-    args = list(args)
-    device = next((_device_of(args[i]) for i in arrays if args[i] is not None and not _is_host(args[i])), 0)
+def run_op(name, *args, **kwargs):
+    """Runs op ``name`` with its host operands moved to the GPU (called from C++)."""
+    import inspect
+
+    from .ops import OPS
+
+    fn, arrays, indices, out_pos = OPS[name]
+    explain = kwargs.pop("_explain", None)
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    names = list(bound.arguments)
+    values = list(bound.arguments.values())
+    stream = values.pop()  # stream= is the last parameter of every op
+    device = next((_device_of(values[i]) for i in arrays if values[i] is not None and not _is_host(values[i])), 0)
     originals = {}
     for i in arrays:
-        if _is_host(args[i]):
-            originals[i] = args[i]
-            host, dtype = _as_numpy(args[i], _arg_name(core_fn, i), i in indices)
-            args[i] = to_device(host, dtype, device)
+        if _is_host(values[i]):
+            originals[i] = values[i]
+            host, dtype = _as_numpy(values[i], names[i], i in indices)
+            values[i] = to_device(host, dtype, device)
     host_out = originals.get(out_pos)
     if host_out is not None:
         if not isinstance(host_out, np.ndarray) and not _torch_module(host_out):
             raise TypeError(f"out: expected a numpy array, a tensor or None (got {type(host_out).__name__})")
         if isinstance(host_out, np.ndarray) and not host_out.flags.writeable:
             raise ValueError("out: expected a writable array (got a read-only numpy array)")
-    result = core_fn(*args)
-    stream = args[stream_pos]
-    if stream is None:
-        _core.synchronize(device)
-    else:
+    extra = {} if explain is None else {"_explain": explain}
+    result = fn(*values, stream=stream, **extra)
+    if explain is not None:
+        return result
+    if stream is not None:
         from ._streams import stream_handle
 
         _core.stream_synchronize(device, stream_handle(stream))
-        _core.synchronize(device)
+    _core.synchronize(device)
     if host_out is not None:
         host = _result_for(host_out, result)
         if isinstance(host_out, np.ndarray):
@@ -137,18 +147,6 @@ def run(core_fn, args, arrays, indices, out_pos, stream_pos, primary=0):
         else:
             host_out.copy_(host)
         return host_out
-    if primary in originals:
-        return _result_for(originals[primary], result)
+    if 0 in originals:
+        return _result_for(originals[0], result)
     return result
-
-
-_ARG_NAMES = {}
-
-
-def _arg_name(core_fn, position):
-    names = _ARG_NAMES.get(core_fn.__name__, ())
-    return names[position] if position < len(names) else f"argument {position}"
-
-
-def register_arg_names(name, names):
-    _ARG_NAMES[name] = names

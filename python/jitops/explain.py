@@ -49,14 +49,15 @@ def explain(op, *args, arch=None, **kwargs):
     name = op if isinstance(op, str) else getattr(op, "__name__", str(op))
     if name not in OPS:
         raise ValueError(f"op: expected one of {sorted(OPS)} (got {op!r})")
-    public, core_fn, array_positions = OPS[name]
-    bound = inspect.signature(public).bind(*args, **kwargs)
+    fn, array_positions, index_positions, _ = OPS[name]
+    bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
     names = list(bound.arguments)
     values = list(bound.arguments.values())
     arch_value = _config.parse_arch(arch) if arch is not None else _config.default_arch()
     for i in array_positions:
         if values[i] is not None and _host._is_host(values[i]):
-            values[i] = _virtual(values[i], names[i], names[i] in ("index", "indices"))
-    reports = core_fn(*values, arch_value if arch_value is not None else 0)
+            values[i] = _virtual(values[i], names[i], i in index_positions)
+    stream = values.pop()
+    reports = fn(*values, stream=stream, _explain=arch_value if arch_value is not None else 0)
     return [KernelReport(r) for r in reports]

@@ -1,0 +1,76 @@
+#include "python/bindings/fastcall.h"
+
+#include <pybind11/detail/exception_translation.h>
+
+#include <string>
+
+#include "runtime/arg_error.h"
+
+namespace py = pybind11;
+
+namespace jitops {
+
+void parse_fast_args(const FastSignature& sig, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                     PyObject** out) {
+  for (int i = 0; i < sig.count; ++i) out[i] = nullptr;
+  if (nargs > sig.positional)
+    throw type_error(std::string(sig.function) + "() takes at most " + std::to_string(sig.positional) +
+                     " positional arguments (got " + std::to_string(nargs) + ")");
+  for (Py_ssize_t i = 0; i < nargs; ++i) out[i] = args[i];
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    int found = -1;
+    for (int i = 0; i < sig.count && found < 0; ++i)
+      if (PyUnicode_CompareWithASCIIString(key, sig.names[i]) == 0) found = i;
+    if (found < 0)
+      throw type_error(std::string(sig.function) + "() got an unexpected keyword argument '" +
+                       py::str(key).cast<std::string>() + "'");
+    if (out[found])
+      throw type_error(std::string(sig.function) + "() got multiple values for argument '" + sig.names[found] + "'");
+    out[found] = args[nargs + k];
+  }
+  for (int i = 0; i < sig.required; ++i)
+    if (!out[i])
+      throw type_error(std::string(sig.function) + "() missing required argument '" + sig.names[i] + "'");
+}
+
+int64_t int_arg(PyObject* value, const char* name) {
+  if (PyBool_Check(value) || !PyIndex_Check(value))
+    throw type_error(std::string(name) + ": expected an int (got " + Py_TYPE(value)->tp_name + ")");
+  long long v = PyLong_AsLongLong(value);
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+
+PyObject* run_on_host(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  static PyObject* run_op = [] {
+    return py::module_::import("jitops._host").attr("run_op").cast<py::object>().release().ptr();
+  }();
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  py::str op(name);
+  std::vector<PyObject*> all(size_t(1 + nargs + nkw));
+  all[0] = op.ptr();
+  for (Py_ssize_t i = 0; i < nargs + nkw; ++i) all[size_t(1 + i)] = args[i];
+  return PyObject_Vectorcall(run_op, all.data(), size_t(1 + nargs), kwnames);
+}
+
+PyObject* translate_current_exception() {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+  }
+  return nullptr;
+}
+
+void add_fastcall(py::module_& m, PyMethodDef* def) {
+  py::object name = m.attr("__name__");
+  PyObject* fn = PyCFunction_NewEx(def, nullptr, name.ptr());
+  if (!fn) throw py::error_already_set();
+  m.add_object(def->ml_name, py::reinterpret_steal<py::object>(fn));
+}
+
+}  // namespace jitops
