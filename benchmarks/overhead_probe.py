@@ -35,7 +35,7 @@ rows = [
     ("torch.index_select out=", lambda: torch.index_select(x, 0, idx, out=out)),
     ("jitops.index_select", lambda: jitops.index_select(x, 0, idx)),
     ("jitops.index_select out=", lambda: jitops.index_select(x, 0, idx, out=out)),
-    ("_core.index_select out=", lambda: _core.index_select(x, 0, idx, out, None, -1)),
+    ("_core.index_select out= (positional)", lambda: _core.index_select(x, 0, idx, out)),
     ("x.new_empty((8, 16))", lambda: x.new_empty((8, 16))),
     ("_cuda_getCurrentRawStream", lambda: torch._C._cuda_getCurrentRawStream(0)),
     ("x.data_ptr()", lambda: x.data_ptr()),
@@ -62,7 +62,7 @@ dx = jitops.DeviceArray(0, [64, 16], "float32")
 didx = jitops.DeviceArray(0, [8], "int64")
 didx.copy_from_host(__import__("numpy").arange(8))
 dout = jitops.DeviceArray(0, [8, 16], "float32")
-print(f"{'_core.index_select DeviceArrays out=':45s} {per_call(lambda: _core.index_select(dx, 0, didx, dout, None, -1)):6.2f} us")
+print(f"{'_core.index_select DeviceArrays out=':45s} {per_call(lambda: _core.index_select(dx, 0, didx, dout)):6.2f} us")
 print(f"{'_core.array_kind(x)':45s} {per_call(lambda: _core.array_kind(x)):6.2f} us")
 
 print("--- parsing alone (three operands)")

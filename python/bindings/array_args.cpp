@@ -217,7 +217,7 @@ py::object CallArrays::allocate(size_t slot, size_t like, const std::vector<int6
   wrap_for_jax_ = l.kind == ArrayKind::Jax;
   if (l.kind == ArrayKind::Torch) {
     // new_empty keeps the caller's device and uses PyTorch's caching allocator.
-    out = torch_new_empty(l.object.ptr(), shape, l.desc.dtype == dtype, dtype, device_);
+    out = torch_empty(shape, dtype, device_);
     e.kind = ArrayKind::Torch;
     e.desc.data = torch_data_ptr(out.ptr());
   } else {

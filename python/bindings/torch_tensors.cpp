@@ -19,6 +19,7 @@ struct TorchApi {
   PyObject* dtype_device;    // kwnames ("dtype", "device")
   PyObject* current_stream;  // torch._C._cuda_getCurrentRawStream
   PyObject* dtype_objects[kNumDTypes] = {};
+  PyObject* devices[64] = {};  // torch.device("cuda", i), made on first use
 };
 
 // Built on first use of a tensor (torch is imported by then); never freed.
@@ -99,7 +100,7 @@ CUstream torch_current_stream(int device) {
   return reinterpret_cast<CUstream>(PyLong_AsVoidPtr(s.ptr()));
 }
 
-py::object torch_new_empty(PyObject* like, const std::vector<int64_t>& shape, bool same_dtype, DType dtype, int device) {
+py::object torch_empty(const std::vector<int64_t>& shape, DType dtype, int device) {
   // torch.empty_strided(size, stride, dtype=, device=): the cheapest Python-level
   // allocation measured (0.6 us under Tensor.new_empty on an H200 machine).
   TorchApi& a = api();
@@ -111,15 +112,12 @@ py::object torch_new_empty(PyObject* like, const std::vector<int64_t>& shape, bo
     PyTuple_SET_ITEM(stride.ptr(), i, PyLong_FromLongLong(s));
     s *= shape[i] > 0 ? shape[i] : 1;
   }
-  py::object dt;
-  if (same_dtype) {
-    dt = checked(PyObject_GetAttr(like, a.dtype));
-  } else {
-    if (!a.dtype_objects[int(dtype)]) throw type_error(std::string("PyTorch has no dtype ") + dtype_info(dtype).name);
-    dt = py::reinterpret_borrow<py::object>(a.dtype_objects[int(dtype)]);
-  }
-  py::object device_index = checked(PyLong_FromLong(device));
-  PyObject* args[] = {size.ptr(), stride.ptr(), dt.ptr(), device_index.ptr()};
+  PyObject* dt = a.dtype_objects[int(dtype)];
+  if (!dt) throw type_error(std::string("PyTorch has no dtype ") + dtype_info(dtype).name);
+  if (device < 0 || device >= 64) throw value_error("device: CUDA ordinal out of range");
+  if (!a.devices[device])
+    a.devices[device] = py::module_::import("torch").attr("device")("cuda", device).release().ptr();
+  PyObject* args[] = {size.ptr(), stride.ptr(), dt, a.devices[device]};
   return checked(PyObject_Vectorcall(a.empty_strided, args, 2, a.dtype_device));
 }
 

@@ -24,9 +24,8 @@ void torch_describe(PyObject* tensor, const char* arg, TensorDesc& desc);
 // PyTorch's current stream on `device` (torch._C._cuda_getCurrentRawStream).
 CUstream torch_current_stream(int device);
 
-// A new contiguous tensor on CUDA `device`, of `like`s dtype or `dtype`, from PyTorch's caching allocator.
-pybind11::object torch_new_empty(PyObject* like, const std::vector<int64_t>& shape, bool same_dtype, DType dtype,
-                                 int device);
+// A new contiguous tensor of `dtype` on CUDA `device`, from PyTorch's caching allocator.
+pybind11::object torch_empty(const std::vector<int64_t>& shape, DType dtype, int device);
 
 // The data pointer of a tensor.
 void* torch_data_ptr(PyObject* tensor);
