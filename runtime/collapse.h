@@ -16,8 +16,9 @@ constexpr int kMaxOperands = 3;
 struct IterationSpace {
   int ndim = 0;
   int operands = 0;
-  int64_t sizes[kMaxDims + 16] = {};
-  int64_t strides[kMaxOperands][kMaxDims + 16] = {};
+  // Only [0, ndim) is meaningful; not zero-filled, it is built on every call.
+  int64_t sizes[kMaxDims + 16];
+  int64_t strides[kMaxOperands][kMaxDims + 16];
 
   int64_t numel() const {
     int64_t n = 1;

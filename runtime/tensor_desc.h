@@ -15,8 +15,9 @@ struct TensorDesc {
   DType dtype = DType::Float32;
   int device = -1;  // CUDA ordinal
   int ndim = 0;
-  int64_t shape[kMaxTensorDims] = {};
-  int64_t strides[kMaxTensorDims] = {};  // in elements; may be zero or negative
+  // Only [0, ndim) is meaningful; left uninitialized past it (per-call path).
+  int64_t shape[kMaxTensorDims];
+  int64_t strides[kMaxTensorDims];  // in elements; may be zero or negative
 
   int64_t numel() const {
     int64_t n = 1;

@@ -105,7 +105,8 @@ ArrayKind classify(py::handle obj) {
 }
 
 CallArrays::CallArrays(std::initializer_list<OperandArg> operands, py::handle stream) {
-  entries_.resize(operands.size());
+  if (operands.size() > kMaxOperands) throw std::logic_error("CallArrays: too many operands");
+  count_ = operands.size();
   // Phase 1: kinds and devices, before anything is exported.
   size_t i = 0;
   bool any_torch = false, any_cupy = false;
@@ -204,7 +205,8 @@ CallArrays::CallArrays(std::initializer_list<OperandArg> operands, py::handle st
 }
 
 CallArrays::~CallArrays() {
-  for (Entry& e : entries_) {
+  for (size_t i = 0; i < count_; ++i) {
+    Entry& e = entries_[i];
     auto* m = static_cast<dlpack::ManagedTensor*>(e.managed);
     if (m && m->deleter) m->deleter(m);
   }
@@ -261,7 +263,7 @@ void CallArrays::check_out(size_t slot, const std::vector<int64_t>& shape, DType
       throw value_error(std::string(e.name) + ": expected an array whose elements do not overlap (got a zero stride "
                         "on dimension " + std::to_string(d) + ")");
   if (is_virtual()) return;
-  for (size_t i = 0; i < entries_.size(); ++i) {
+  for (size_t i = 0; i < count_; ++i) {
     if (i == slot || !entries_[i].present) continue;
     if (ranges_overlap(e.desc, entries_[i].desc))
       throw value_error(std::string(e.name) + ": must not overlap the input " + entries_[i].name);

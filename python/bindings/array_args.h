@@ -64,7 +64,9 @@ class CallArrays {
     void* managed = nullptr;  // a consumed DLPack tensor to release
   };
   void parse(Entry& e, pybind11::handle obj);
-  std::vector<Entry> entries_;
+  static constexpr size_t kMaxOperands = 4;
+  Entry entries_[kMaxOperands];  // inline: no allocation on the per-call path
+  size_t count_ = 0;
   int device_ = -1;
   CUstream stream_ = nullptr;
   bool virtual_ = false;
