@@ -47,8 +47,22 @@ def compile_and_load():
     }
 
 
-def per_call_us(torch, device, calls=20000):
-    """Wall time per call of cached calls on tiny CUDA tensors, jitops beside PyTorch."""
+def _loop_us(fn, calls):
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t0) / calls * 1e6
+
+
+def per_call_us(torch, device, calls=4000, rounds=7):
+    """Wall time per call of cached calls on tiny CUDA tensors, jitops beside PyTorch.
+
+    The two alternate over `rounds` rounds and each side reports its median
+    round: the host's speed drifts by a microsecond over seconds, and
+    alternating keeps both sides under the same drift.
+    """
+    import statistics
+
     import jitops
 
     x = torch.randn(64, 16, device=device)
@@ -63,16 +77,13 @@ def per_call_us(torch, device, calls=20000):
     }
     result = {}
     for name, (ours, theirs) in pairs.items():
-        row = {}
-        for label, fn in (("jitops_us", ours), ("torch_us", theirs)):
-            for _ in range(200):
-                fn()
-            torch.cuda.synchronize(device)
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            t1 = time.perf_counter()
-            torch.cuda.synchronize(device)
-            row[label] = (t1 - t0) / calls * 1e6
-        result[name] = row
+        for fn in (ours, theirs):
+            _loop_us(fn, 300)
+        torch.cuda.synchronize(device)
+        times = {"jitops_us": [], "torch_us": []}
+        for _ in range(rounds):
+            for label, fn in (("jitops_us", ours), ("torch_us", theirs)):
+                times[label].append(_loop_us(fn, calls))
+                torch.cuda.synchronize(device)
+        result[name] = {label: statistics.median(v) for label, v in times.items()}
     return result
