@@ -31,8 +31,13 @@ struct GatherTuning {
   int waves = 4;
 };
 
+// The launch shape used when a call names none: the heuristic default, or
+// what set_gather_tuning() last set (a development knob until autotuning).
+GatherTuning gather_tuning();
+void set_gather_tuning(const GatherTuning& tuning);
+
 // Plans one launch; returns false when there is nothing to do (empty output).
 bool plan_gather(GatherProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
-                 const GatherTuning& tuning = GatherTuning());
+                 const GatherTuning& tuning = gather_tuning());
 
 }  // namespace jitops

@@ -1,0 +1,33 @@
+"""Sweep the gather family's launch shape (threads, unroll, waves) on the
+benchmark's index_select cases, to choose the heuristic default by
+measurement. Prints one line per case with the best shapes and the default."""
+
+import itertools
+import sys
+
+import torch
+
+import jitops
+from jitops import _core
+from jitops.bench.cases import CASES
+from jitops.bench.timing import Timer
+
+device = torch.device("cuda", 0)
+timer = Timer(torch, device)
+shapes = list(itertools.product((128, 256, 512), (1, 2, 4, 8), (1, 2, 4, 16)))
+selected = [c for c in CASES if (len(sys.argv) < 2 or sys.argv[1] in c.name)]
+for case in selected:
+    for index_dtype in (torch.int64, torch.int32):
+        ours, theirs, _ = case.build(torch, device, index_dtype)
+        expected = theirs()
+        results = []
+        for threads, unroll, waves in shapes:
+            _core._set_gather_tuning(threads, unroll, waves)
+            assert torch.equal(ours(), expected)
+            results.append((timer.median_us(ours, reps=50), threads, unroll, waves))
+        _core._set_gather_tuning(256, 4, 4)
+        default = [r for r in results if r[1:] == (256, 4, 4)][0][0]
+        best = sorted(results)[:3]
+        torch_us = timer.median_us(theirs, reps=50)
+        print(f"{case.name[:46]:46s} {str(index_dtype)[6:]:5s} torch {torch_us:6.1f}  default {default:6.1f}  best "
+              + "  ".join(f"{t:6.1f}@{th}/{u}/{w}" for t, th, u, w in best), flush=True)
