@@ -6,27 +6,26 @@
 //   FastDivmod (32-bit) or plain division (64-bit); used for 1, 3 and more dims.
 // - 2-D: threadIdx.x walks the inner (column) dimension and threadIdx.y the
 //   rows, so the common [rows, cols] problem needs no division at all.
-// Each thread keeps Unroll loads in flight before its first store, because a
-// gather is bound by memory latency long before it is bound by bandwidth.
+// Each thread keeps Unroll index loads, then Unroll element loads, in flight
+// before its first store: a gather is bound by memory latency long before it
+// is bound by bandwidth.
 #pragma once
 #include "jitops/gather_params.h"
 #include "jitops/vector_units.cuh"
 
 namespace jitops {
 
-// Reads the index at `index_off`, wraps negatives when asked, and reports (and
-// masks) one that is out of range. Returns false for a bad index.
-template <typename IndexT, bool Wrap, typename P>
-__device__ __forceinline__ bool read_index(const P& p, typename P::Stride index_off, int64_t& value) {
-  int64_t v = (int64_t)load_readonly(static_cast<const IndexT*>(p.index) + index_off);
-  if (Wrap && v < 0) v += p.axis_size;
-  if ((uint64_t)v >= (uint64_t)p.axis_size) {
-    int64_t raw = (int64_t)load_readonly(static_cast<const IndexT*>(p.index) + index_off);
-    report_bad_index(p.error, raw, p.axis_size, p.op_code);
-    return false;
-  }
-  value = v;
-  return true;
+// Each thread handles Unroll output units in three passes: load every index,
+// then check them and load every source element, then store. Keeping the
+// bounds report (a call) out of the load passes lets all Unroll index loads,
+// and then all Unroll element loads, be in flight at once; interleaving them
+// with the check serialized them into 2 x Unroll dependent DRAM round trips.
+
+// The index value for bounds and addressing: wrapped when negative if asked.
+template <bool Wrap>
+__device__ __forceinline__ bool index_in_range(int64_t& v, int64_t axis_size) {
+  if (Wrap && v < 0) v += axis_size;
+  return (uint64_t)v < (uint64_t)axis_size;
 }
 
 // x offset of source element number `flat` in x's own collapsed shape (flat mode).
@@ -65,13 +64,31 @@ __device__ __forceinline__ void unit_offsets(const P& p, typename P::Linear line
   index_off += (Stride)linear * p.index_strides[0];
 }
 
-template <typename Unit, typename IndexT, bool Wrap, bool Flat, typename P>
-__device__ __forceinline__ Unit gather_one(const P& p, typename P::Stride x_off, typename P::Stride index_off) {
-  int64_t v;
-  if (!read_index<IndexT, Wrap>(p, index_off, v)) return zero_unit<Unit>();
-  typename P::Stride src = Flat ? flat_source_offset(p, (typename P::Linear)v)
-                                : x_off + (typename P::Stride)v * p.axis_stride;
-  return load_readonly(static_cast<const Unit*>(p.x) + src);
+// Passes 2 and 3 and the report, shared by both layouts: `valid[k]` says
+// unit k exists, `x_off[k]` is its source offset before the index term.
+template <typename Unit, typename IndexT, bool Wrap, bool Flat, int Unroll, typename P>
+__device__ __forceinline__ void gather_units(const P& p, const bool (&valid)[Unroll], const IndexT (&raw)[Unroll],
+                                             const typename P::Stride (&x_off)[Unroll],
+                                             const typename P::Stride (&out_off)[Unroll]) {
+  typedef typename P::Stride Stride;
+  Unit vals[Unroll];
+  bool bad[Unroll];
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k) {
+    int64_t v = (int64_t)raw[k];
+    bad[k] = valid[k] && !index_in_range<Wrap>(v, p.axis_size);
+    vals[k] = zero_unit<Unit>();
+    if (valid[k] && !bad[k]) {
+      Stride src = Flat ? flat_source_offset(p, (typename P::Linear)v) : x_off[k] + (Stride)v * p.axis_stride;
+      vals[k] = load_readonly(static_cast<const Unit*>(p.x) + src);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k)
+    if (valid[k]) static_cast<Unit*>(p.out)[out_off[k]] = vals[k];
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k)
+    if (bad[k]) report_bad_index(p.error, (int64_t)raw[k], p.axis_size, p.op_code);
 }
 
 template <typename Unit, typename IndexT, int Dims, bool Generic, bool Wrap, bool Flat, int Unroll, typename P>
@@ -80,21 +97,21 @@ __device__ __forceinline__ void gather_linear(const P& p) {
   typedef typename P::Stride Stride;
   const Linear step = (Linear)gridDim.x * blockDim.x * Unroll;
   for (Linear base = (Linear)blockIdx.x * blockDim.x * Unroll + threadIdx.x; base < p.numel; base += step) {
-    Unit vals[Unroll];
-    Stride out_offs[Unroll];
+    bool valid[Unroll];
+    IndexT raw[Unroll];
+    Stride x_off[Unroll], out_off[Unroll];
 #pragma unroll
     for (int k = 0; k < Unroll; ++k) {
       Linear i = base + (Linear)k * blockDim.x;
-      if (i < p.numel) {
-        Stride x_off, index_off;
-        unit_offsets<Dims, Generic>(p, i, out_offs[k], x_off, index_off);
-        vals[k] = gather_one<Unit, IndexT, Wrap, Flat>(p, x_off, index_off);
+      valid[k] = i < p.numel;
+      raw[k] = 0;
+      if (valid[k]) {
+        Stride index_off;
+        unit_offsets<Dims, Generic>(p, i, out_off[k], x_off[k], index_off);
+        raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + index_off);
       }
     }
-#pragma unroll
-    for (int k = 0; k < Unroll; ++k) {
-      if (base + (Linear)k * blockDim.x < p.numel) static_cast<Unit*>(p.out)[out_offs[k]] = vals[k];
-    }
+    gather_units<Unit, IndexT, Wrap, Flat, Unroll>(p, valid, raw, x_off, out_off);
   }
 }
 
@@ -110,19 +127,19 @@ __device__ __forceinline__ void gather_2d(const P& p) {
   const Stride index_col = (Stride)col * p.index_strides[1];
   const Linear step = (Linear)gridDim.y * blockDim.y * Unroll;
   for (Linear base = (Linear)blockIdx.y * blockDim.y * Unroll + threadIdx.y; base < rows; base += step) {
-    Unit vals[Unroll];
+    bool valid[Unroll];
+    IndexT raw[Unroll];
+    Stride x_off[Unroll], out_off[Unroll];
 #pragma unroll
     for (int k = 0; k < Unroll; ++k) {
       Stride row = (Stride)(base + (Linear)k * blockDim.y);
-      if ((Linear)row < rows)
-        vals[k] = gather_one<Unit, IndexT, Wrap, Flat>(p, x_col + row * p.x_strides[0],
-                                                       index_col + row * p.index_strides[0]);
+      valid[k] = (Linear)row < rows;
+      raw[k] = 0;
+      x_off[k] = x_col + row * p.x_strides[0];
+      out_off[k] = out_col + row * p.out_strides[0];
+      if (valid[k]) raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + index_col + row * p.index_strides[0]);
     }
-#pragma unroll
-    for (int k = 0; k < Unroll; ++k) {
-      Stride row = (Stride)(base + (Linear)k * blockDim.y);
-      if ((Linear)row < rows) static_cast<Unit*>(p.out)[out_col + row * p.out_strides[0]] = vals[k];
-    }
+    gather_units<Unit, IndexT, Wrap, Flat, Unroll>(p, valid, raw, x_off, out_off);
   }
 }
 

@@ -10,14 +10,15 @@ from . import _config
 
 
 def _tool_candidates():
+    seen = set()
     for name in ("cuobjdump", "nvdisasm"):
-        for root in _config._cuda_roots():
-            yield name, os.path.join(root, "bin", name)
-        for d in _config._nvidia_wheel_dirs("bin"):
-            yield name, os.path.join(d, name)
-        found = shutil.which(name)
-        if found:
-            yield name, found
+        paths = [os.path.join(root, "bin", name) for root in _config._cuda_roots()]
+        paths += [os.path.join(d, name) for d in _config._nvidia_wheel_dirs("bin")]
+        paths.append(shutil.which(name) or "")
+        for path in paths:
+            if path and path not in seen:
+                seen.add(path)
+                yield name, path
 
 
 def disassemble(cubin):
