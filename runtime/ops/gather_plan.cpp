@@ -117,13 +117,19 @@ GatherTuning gather_tuning() {
   t.threads = int(packed & 0xFFFF);
   t.unroll = int((packed >> 16) & 0xFF);
   t.waves = int((packed >> 24) & 0xFFFF);
+  t.adapt_unroll = false;
   return t;
 }
 
 void set_gather_tuning(const GatherTuning& t) {
+  if (t.threads == 0) {  // back to the heuristic
+    g_tuning = 0;
+    return;
+  }
   if (t.threads < 32 || t.threads > 1024 || t.threads % 32 || t.unroll < 1 || t.unroll > 16 || t.waves < 1 ||
       t.waves > 1024)
     throw value_error("gather tuning: threads a multiple of 32 in [32, 1024], unroll in [1, 16], waves in [1, 1024]");
+  // An explicit shape is used as given (adapt_unroll off): the sweep measures exactly it.
   g_tuning = uint64_t(t.threads) | (uint64_t(t.unroll) << 16) | (uint64_t(t.waves) << 24);
 }
 
@@ -145,6 +151,20 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   const int dims = ndim <= 3 ? ndim : 0;
   const int bits = fits_32bit(p) ? 32 : 64;
 
+  // 2-D layout: threadIdx.x along the columns (the inner dim), threadIdx.y along rows.
+  const int64_t rows = p.space.sizes[0], cols = dims == 2 ? p.space.sizes[1] : 1;
+  const unsigned bx = dims != 2 ? unsigned(tuning.threads)
+                      : cols <= 32 ? next_pow2(cols)
+                                   : unsigned(std::min<int64_t>((cols + 31) / 32 * 32, tuning.threads));
+  const unsigned by = dims != 2 ? 1u : std::max(1u, unsigned(tuning.threads) / bx);
+  const int64_t gx = dims == 2 ? (cols + bx - 1) / bx : 1;
+  auto blocks_at = [&](int unroll) {
+    if (dims == 2) return gx * ((rows + int64_t(by) * unroll - 1) / (int64_t(by) * unroll));
+    return (p.space.numel() + int64_t(tuning.threads) * unroll - 1) / (int64_t(tuning.threads) * unroll);
+  };
+  int unroll = tuning.unroll;
+  while (tuning.adapt_unroll && unroll > 1 && blocks_at(unroll) < 2 * int64_t(device.sm_count)) unroll /= 2;
+
   using F = GatherSpecFields;
   plan.spec = KernelSpec();
   plan.spec.family = KernelFamily::Gather;
@@ -154,7 +174,7 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   plan.spec.fields[F::kOffsetBits] = bits;
   plan.spec.fields[F::kWrap] = p.wrap;
   plan.spec.fields[F::kFlat] = p.flat;
-  plan.spec.fields[F::kUnroll] = tuning.unroll;
+  plan.spec.fields[F::kUnroll] = unroll;
   plan.spec.fields[F::kMaxThreads] = tuning.threads;
 
   if (bits == 32)
@@ -163,21 +183,16 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
     fill_params_for_dims<64>(p, dims, error_slot, plan);
 
   if (dims == 2) {
-    // threadIdx.x along the columns (the inner dim), threadIdx.y along rows.
-    const int64_t rows = p.space.sizes[0], cols = p.space.sizes[1];
-    unsigned bx = cols <= 32 ? next_pow2(cols) : unsigned(std::min<int64_t>((cols + 31) / 32 * 32, tuning.threads));
-    unsigned by = std::max(1u, unsigned(tuning.threads) / bx);
-    unsigned gx = unsigned((cols + bx - 1) / bx);
-    unsigned total = grid_blocks(rows * gx, int64_t(by) * tuning.unroll, int(bx * by), device, tuning.waves);
-    unsigned gy = std::max(1u, std::min(65535u, total / std::max(1u, gx)));
-    gy = std::min<unsigned>(gy, unsigned((rows + int64_t(by) * tuning.unroll - 1) / (int64_t(by) * tuning.unroll)));
+    unsigned total = grid_blocks(rows * gx, int64_t(by) * unroll, int(bx * by), device, tuning.waves);
+    unsigned gy = std::max(1u, std::min(65535u, total / unsigned(std::max<int64_t>(1, gx))));
+    gy = std::min<unsigned>(gy, unsigned((rows + int64_t(by) * unroll - 1) / (int64_t(by) * unroll)));
     plan.block[0] = bx;
     plan.block[1] = by;
-    plan.grid[0] = gx;
+    plan.grid[0] = unsigned(gx);
     plan.grid[1] = std::max(1u, gy);
   } else {
     plan.block[0] = unsigned(tuning.threads);
-    plan.grid[0] = grid_blocks(p.space.numel(), int64_t(tuning.threads) * tuning.unroll, tuning.threads, device,
+    plan.grid[0] = grid_blocks(p.space.numel(), int64_t(tuning.threads) * unroll, tuning.threads, device,
                                tuning.waves);
   }
   return true;
