@@ -20,6 +20,14 @@ def seed(*parts):
     return zlib.crc32(repr(parts).encode())
 
 
+def every_case(test):
+    """Parametrizes a test over every dtype x index dtype x 1-5 dims x layout."""
+    for name, values in (("layout", ["contiguous", "strided"]), ("ndim", [1, 2, 3, 4, 5]),
+                         ("index_dtype", ["int64", "int32"]), ("dtype", DTYPES)):
+        test = pytest.mark.parametrize(name, values)(test)
+    return test
+
+
 def make_x(rng, ndim, dtype, layout):
     """A device tensor of random values, contiguous or a strided view (sliced and transposed)."""
     shape = tuple(int(s) for s in rng.integers(1, 7, ndim))
@@ -48,10 +56,7 @@ def make_index(rng, n_shape, high, index_dtype, negative=False, strided=False):
     return torch.from_numpy(host).to(DEVICE), host
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "strided"])
-@pytest.mark.parametrize("ndim", [1, 2, 3, 4, 5])
-@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
-@pytest.mark.parametrize("dtype", DTYPES)
+@every_case
 def test_index_select(dtype, index_dtype, ndim, layout):
     rng = np.random.default_rng(seed("index_select", dtype, index_dtype, ndim, layout))
     x, host = make_x(rng, ndim, dtype, layout)
@@ -68,10 +73,7 @@ def test_index_select(dtype, index_dtype, ndim, layout):
     assert isinstance(fresh, torch.Tensor) and fresh.device == x.device and fresh.dtype == x.dtype
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "strided"])
-@pytest.mark.parametrize("ndim", [1, 2, 3, 4, 5])
-@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
-@pytest.mark.parametrize("dtype", DTYPES)
+@every_case
 def test_take(dtype, index_dtype, ndim, layout):
     rng = np.random.default_rng(seed("take", dtype, index_dtype, ndim, layout))
     x, host = make_x(rng, ndim, dtype, layout)
@@ -85,10 +87,7 @@ def test_take(dtype, index_dtype, ndim, layout):
         assert_same_bits(to_numpy(torch, out), expected)
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "strided"])
-@pytest.mark.parametrize("ndim", [1, 2, 3, 4, 5])
-@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
-@pytest.mark.parametrize("dtype", DTYPES)
+@every_case
 def test_gather(dtype, index_dtype, ndim, layout):
     rng = np.random.default_rng(seed("gather", dtype, index_dtype, ndim, layout))
     x, host = make_x(rng, ndim, dtype, layout)
