@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "jit/gather_source.h"
+#include "jit/scatter_source.h"
 
 namespace jitops {
 
@@ -10,6 +11,8 @@ const KernelFamilyInfo& family_info(KernelFamily family) {
   switch (family) {
     case KernelFamily::Gather:
       return gather_family_info();
+    case KernelFamily::Scatter:
+      return scatter_family_info();
   }
   throw std::logic_error("unknown kernel family " + std::to_string(int(family)));
 }

@@ -11,6 +11,7 @@ namespace jitops {
 
 enum class KernelFamily : uint8_t {
   Gather = 1,
+  Scatter = 2,
 };
 
 struct KernelSpec {

@@ -11,7 +11,7 @@
 
 namespace jitops {
 
-constexpr int kMaxOperands = 3;
+constexpr int kMaxOperands = 4;
 
 struct IterationSpace {
   int ndim = 0;

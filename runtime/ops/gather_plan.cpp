@@ -100,11 +100,6 @@ void fill_params_for_dims(const GatherProblem& p, int dims, IndexErrorSlot* slot
   }
 }
 
-unsigned next_pow2(int64_t v) {
-  unsigned p = 1;
-  while (p < v) p <<= 1;
-  return p;
-}
 
 std::atomic<uint64_t> g_tuning{0};  // packed override; 0: the defaults
 
@@ -147,23 +142,9 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   if (p.space.ndim > kMaxDims)
     throw value_error("the output has " + std::to_string(p.space.ndim) + " dimensions that do not collapse; jitops "
                       "supports at most " + std::to_string(kMaxDims));
-  const int ndim = p.space.ndim;
-  const int dims = ndim <= 3 ? ndim : 0;
+  const LaunchShape shape = choose_launch_shape(p.space, device, tuning);
+  const int dims = shape.dims;
   const int bits = fits_32bit(p) ? 32 : 64;
-
-  // 2-D layout: threadIdx.x along the columns (the inner dim), threadIdx.y along rows.
-  const int64_t rows = p.space.sizes[0], cols = dims == 2 ? p.space.sizes[1] : 1;
-  const unsigned bx = dims != 2 ? unsigned(tuning.threads)
-                      : cols <= 32 ? next_pow2(cols)
-                                   : unsigned(std::min<int64_t>((cols + 31) / 32 * 32, tuning.threads));
-  const unsigned by = dims != 2 ? 1u : std::max(1u, unsigned(tuning.threads) / bx);
-  const int64_t gx = dims == 2 ? (cols + bx - 1) / bx : 1;
-  auto blocks_at = [&](int unroll) {
-    if (dims == 2) return gx * ((rows + int64_t(by) * unroll - 1) / (int64_t(by) * unroll));
-    return (p.space.numel() + int64_t(tuning.threads) * unroll - 1) / (int64_t(tuning.threads) * unroll);
-  };
-  int unroll = tuning.unroll;
-  while (tuning.adapt_unroll && unroll > 1 && blocks_at(unroll) < 2 * int64_t(device.sm_count)) unroll /= 2;
 
   using F = GatherSpecFields;
   plan.spec = KernelSpec();
@@ -174,7 +155,7 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   plan.spec.fields[F::kOffsetBits] = bits;
   plan.spec.fields[F::kWrap] = p.wrap;
   plan.spec.fields[F::kFlat] = p.flat;
-  plan.spec.fields[F::kUnroll] = unroll;
+  plan.spec.fields[F::kUnroll] = shape.unroll;
   plan.spec.fields[F::kMaxThreads] = tuning.threads;
 
   if (bits == 32)
@@ -182,19 +163,8 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   else
     fill_params_for_dims<64>(p, dims, error_slot, plan);
 
-  if (dims == 2) {
-    unsigned total = grid_blocks(rows * gx, int64_t(by) * unroll, int(bx * by), device, tuning.waves);
-    unsigned gy = std::max(1u, std::min(65535u, total / unsigned(std::max<int64_t>(1, gx))));
-    gy = std::min<unsigned>(gy, unsigned((rows + int64_t(by) * unroll - 1) / (int64_t(by) * unroll)));
-    plan.block[0] = bx;
-    plan.block[1] = by;
-    plan.grid[0] = unsigned(gx);
-    plan.grid[1] = std::max(1u, gy);
-  } else {
-    plan.block[0] = unsigned(tuning.threads);
-    plan.grid[0] = grid_blocks(p.space.numel(), int64_t(tuning.threads) * unroll, tuning.threads, device,
-                               tuning.waves);
-  }
+  std::copy(shape.grid, shape.grid + 3, plan.grid);
+  std::copy(shape.block, shape.block + 3, plan.block);
   return true;
 }
 

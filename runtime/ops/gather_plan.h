@@ -5,6 +5,7 @@
 #pragma once
 #include "runtime/collapse.h"
 #include "runtime/launch.h"
+#include "runtime/launch_shape.h"
 
 namespace jitops {
 
@@ -25,14 +26,7 @@ struct GatherProblem {
   int op_code = 0;
 };
 
-struct GatherTuning {
-  int threads = 256;
-  int unroll = 4;     // the most units a thread handles at once
-  int waves = 4;
-  // Halve unroll until the grid has 2 blocks per SM: a small gather spread
-  // over 5 SMs (unroll 4) ran 25% slower than over 20 (unroll 1) on an H200.
-  bool adapt_unroll = true;
-};
+using GatherTuning = LaunchTuning;
 
 // The launch shape used when a call names none: the heuristic default, or
 // what set_gather_tuning() last set (a development knob until autotuning).

@@ -1,0 +1,54 @@
+#include "jit/scatter_source.h"
+
+#include <string>
+
+#include "jitops/scatter_params.h"
+#include "jitops/types.h"
+
+namespace jitops {
+namespace {
+
+const char* const kFieldNames[KernelSpec::kFields] = {"element", "index", "dims", "offset", "op", "vec",
+                                                      "alpha", "unroll", "threads", nullptr, nullptr, nullptr};
+
+std::string scatter_body(const KernelSpec& s) {
+  using F = ScatterSpecFields;
+  const auto& f = s.fields;
+  const int dims = f[F::kDims];
+  const bool generic = dims == 0;
+  const int param_dims = generic ? kMaxDims : dims;
+  std::string element = scatter_element_type(f[F::kElement]);
+  std::string params = "jitops::ScatterParams<" + std::to_string(f[F::kOffsetBits]) + ", " + std::to_string(param_dims) + ">";
+  std::string call;
+  if (f[F::kOp] == kScatterMeanFinish) {
+    call = "jitops::scatter_mean_finish<" + element + ", " + std::to_string(param_dims) + ", " +
+           (generic ? "true" : "false") + ">(p);";
+  } else {
+    std::string common = std::to_string(f[F::kOp]) + ", " + std::to_string(f[F::kVec]) + ", " +
+                         (f[F::kAlpha] ? "true" : "false") + ", " + std::to_string(f[F::kUnroll]);
+    const char* index_type = f[F::kIndexBytes] == 4 ? "int" : "long long";
+    if (dims == 2)
+      call = "jitops::scatter_2d<" + element + ", " + index_type + ", " + common + ">(p);";
+    else
+      call = "jitops::scatter_linear<" + element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
+             (generic ? "true" : "false") + ", " + common + ">(p);";
+  }
+  return "#include \"scatter.cuh\"\n\n"
+         "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
+         "jitops_kernel(const " + params + " p) {\n  " + call + "\n}\n";
+}
+
+}  // namespace
+
+const char* scatter_element_type(int element) {
+  static const char* const names[kNumScatterElements] = {
+      "signed char", "unsigned char", "short", "int", "long long", "__half", "__nv_bfloat16", "float", "double"};
+  return element >= 0 && element < kNumScatterElements ? names[element] : "?";
+}
+
+const KernelFamilyInfo& scatter_family_info() {
+  static const KernelFamilyInfo info{"scatter", kFieldNames, &scatter_body};
+  return info;
+}
+
+}  // namespace jitops

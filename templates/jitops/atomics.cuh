@@ -1,0 +1,181 @@
+// Atomic read-modify-write on every element type the accumulate family takes.
+//
+// Hardware atomics where they exist (float, double, int32, int64 add; int32
+// and int64 max/min; half2 / bfloat162 add; float4 add on sm_90); a CAS loop
+// where they do not (products, float max/min, 8- and 16-bit integers).
+// fast_atomic_add is PyTorch's FastAtomicAdd: a lone half or bfloat16 is
+// added through the aligned half2 that holds it, with zero for the neighbour.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "jitops/types.h"
+
+namespace jitops {
+
+template <typename A, typename B> struct same_type { static constexpr bool value = false; };
+template <typename A> struct same_type<A, A> { static constexpr bool value = true; };
+template <typename T> struct is_integer {
+  static constexpr bool value = same_type<T, signed char>::value || same_type<T, unsigned char>::value ||
+                                same_type<T, short>::value || same_type<T, int>::value ||
+                                same_type<T, long long>::value;
+};
+
+// Widening conversions for arithmetic on 16-bit floats.
+template <typename T> __device__ __forceinline__ float to_float(T v) { return float(v); }
+template <> __device__ __forceinline__ float to_float<__half>(__half v) { return __half2float(v); }
+template <> __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T> struct Bits;
+template <> struct Bits<signed char> { typedef unsigned char type; };
+template <> struct Bits<unsigned char> { typedef unsigned char type; };
+template <> struct Bits<short> { typedef unsigned short type; };
+template <> struct Bits<__half> { typedef unsigned short type; };
+template <> struct Bits<__nv_bfloat16> { typedef unsigned short type; };
+template <> struct Bits<int> { typedef unsigned int type; };
+template <> struct Bits<float> { typedef unsigned int type; };
+template <> struct Bits<long long> { typedef unsigned long long type; };
+template <> struct Bits<double> { typedef unsigned long long type; };
+
+template <typename T>
+__device__ __forceinline__ typename Bits<T>::type bits_of(T v) {
+  typename Bits<T>::type b;
+  memcpy(&b, &v, sizeof(T));
+  return b;
+}
+template <typename T>
+__device__ __forceinline__ T from_bits(typename Bits<T>::type b) {
+  T v;
+  memcpy(&v, &b, sizeof(T));
+  return v;
+}
+
+// *addr = f(*addr) atomically, by compare-and-swap on the element (or on the
+// aligned 32-bit word holding a byte).
+template <typename T, typename F>
+__device__ __forceinline__ void cas_update(T* addr, F f) {
+  if (sizeof(T) == 1) {
+    unsigned int* word = (unsigned int*)((size_t)addr & ~(size_t)3);
+    const unsigned int shift = ((size_t)addr & 3) * 8;
+    unsigned int old = *word, assumed;
+    do {
+      assumed = old;
+      T cur = from_bits<T>((typename Bits<T>::type)((assumed >> shift) & 0xFF));
+      unsigned int next = (assumed & ~(0xFFu << shift)) | ((unsigned int)bits_of<T>(f(cur)) << shift);
+      old = atomicCAS(word, assumed, next);
+    } while (old != assumed);
+  } else if (sizeof(T) == 2) {
+    unsigned short* p = (unsigned short*)addr;
+    unsigned short old = *p, assumed;
+    do {
+      assumed = old;
+      old = atomicCAS(p, assumed, (unsigned short)bits_of<T>(f(from_bits<T>(assumed))));
+    } while (old != assumed);
+  } else if (sizeof(T) == 4) {
+    unsigned int* p = (unsigned int*)addr;
+    unsigned int old = *p, assumed;
+    do {
+      assumed = old;
+      old = atomicCAS(p, assumed, (unsigned int)bits_of<T>(f(from_bits<T>(assumed))));
+    } while (old != assumed);
+  } else {
+    unsigned long long* p = (unsigned long long*)addr;
+    unsigned long long old = *p, assumed;
+    do {
+      assumed = old;
+      old = atomicCAS(p, assumed, (unsigned long long)bits_of<T>(f(from_bits<T>(assumed))));
+    } while (old != assumed);
+  }
+}
+
+// Arithmetic that keeps 16-bit floats' rounding (compute in float, round once)
+// and propagates NaN through max/min as torch.maximum does.
+template <typename T> __device__ __forceinline__ T add_op(T a, T b) { return T(a + b); }
+template <> __device__ __forceinline__ __half add_op<__half>(__half a, __half b) { return __float2half(to_float(a) + to_float(b)); }
+template <> __device__ __forceinline__ __nv_bfloat16 add_op<__nv_bfloat16>(__nv_bfloat16 a, __nv_bfloat16 b) {
+  return __float2bfloat16(to_float(a) + to_float(b));
+}
+template <typename T> __device__ __forceinline__ T mul_op(T a, T b) { return T(a * b); }
+template <> __device__ __forceinline__ __half mul_op<__half>(__half a, __half b) { return __float2half(to_float(a) * to_float(b)); }
+template <> __device__ __forceinline__ __nv_bfloat16 mul_op<__nv_bfloat16>(__nv_bfloat16 a, __nv_bfloat16 b) {
+  return __float2bfloat16(to_float(a) * to_float(b));
+}
+template <typename T> __device__ __forceinline__ bool is_nan(T v) { return false; }
+template <> __device__ __forceinline__ bool is_nan<float>(float v) { return v != v; }
+template <> __device__ __forceinline__ bool is_nan<double>(double v) { return v != v; }
+template <> __device__ __forceinline__ bool is_nan<__half>(__half v) { return __hisnan(v); }
+template <> __device__ __forceinline__ bool is_nan<__nv_bfloat16>(__nv_bfloat16 v) { return __hisnan(v); }
+template <typename T> __device__ __forceinline__ bool less(T a, T b) { return a < b; }
+template <> __device__ __forceinline__ bool less<__half>(__half a, __half b) { return to_float(a) < to_float(b); }
+template <> __device__ __forceinline__ bool less<__nv_bfloat16>(__nv_bfloat16 a, __nv_bfloat16 b) {
+  return to_float(a) < to_float(b);
+}
+template <typename T> __device__ __forceinline__ T max_op(T a, T b) {
+  return is_nan(a) ? a : is_nan(b) ? b : less(a, b) ? b : a;
+}
+template <typename T> __device__ __forceinline__ T min_op(T a, T b) {
+  return is_nan(a) ? a : is_nan(b) ? b : less(b, a) ? b : a;
+}
+
+// ---- add
+template <typename T>
+__device__ __forceinline__ void atomic_add(T* addr, T v) {
+  cas_update(addr, [v](T cur) { return add_op(cur, v); });
+}
+template <> __device__ __forceinline__ void atomic_add<float>(float* a, float v) { atomicAdd(a, v); }
+template <> __device__ __forceinline__ void atomic_add<double>(double* a, double v) { atomicAdd(a, v); }
+template <> __device__ __forceinline__ void atomic_add<int>(int* a, int v) { atomicAdd(a, v); }
+template <> __device__ __forceinline__ void atomic_add<long long>(long long* a, long long v) {
+  atomicAdd((unsigned long long*)a, (unsigned long long)v);
+}
+template <> __device__ __forceinline__ void atomic_add<__half>(__half* a, __half v) { atomicAdd(a, v); }
+template <> __device__ __forceinline__ void atomic_add<__nv_bfloat16>(__nv_bfloat16* a, __nv_bfloat16 v) {
+#if __CUDA_ARCH__ >= 800
+  atomicAdd(a, v);
+#else
+  cas_update(a, [v](__nv_bfloat16 cur) { return add_op(cur, v); });
+#endif
+}
+
+// A lone 16-bit float through its aligned pair; `lo`/`hi` bound the element
+// offsets (from `base`) whose memory belongs to the tensor.
+template <typename T, typename Pair, typename Stride>
+__device__ __forceinline__ void pair_add(T* base, Stride off, Stride lo, Stride hi, T v, T zero) {
+  T* addr = base + off;
+  if (((size_t)addr & 3) == 0) {
+    if (off + 1 <= hi) { Pair p; p.x = v; p.y = zero; atomicAdd((Pair*)addr, p); return; }
+  } else if (off - 1 >= lo) {
+    Pair p; p.x = zero; p.y = v; atomicAdd((Pair*)(addr - 1), p); return;
+  }
+  atomic_add(addr, v);
+}
+
+template <typename T, typename Stride>
+__device__ __forceinline__ void fast_atomic_add(T* base, Stride off, Stride lo, Stride hi, T v) { atomic_add(base + off, v); }
+template <typename Stride>
+__device__ __forceinline__ void fast_atomic_add(__half* base, Stride off, Stride lo, Stride hi, __half v) {
+  pair_add<__half, __half2>(base, off, lo, hi, v, __float2half(0.f));
+}
+#if __CUDA_ARCH__ >= 800
+template <typename Stride>
+__device__ __forceinline__ void fast_atomic_add(__nv_bfloat16* base, Stride off, Stride lo, Stride hi, __nv_bfloat16 v) {
+  pair_add<__nv_bfloat16, __nv_bfloat162>(base, off, lo, hi, v, __float2bfloat16(0.f));
+}
+#endif
+
+// ---- mul, max, min
+template <typename T> __device__ __forceinline__ void atomic_mul(T* a, T v) {
+  cas_update(a, [v](T cur) { return mul_op(cur, v); });
+}
+template <typename T> __device__ __forceinline__ void atomic_max(T* a, T v) {
+  cas_update(a, [v](T cur) { return max_op(cur, v); });
+}
+template <> __device__ __forceinline__ void atomic_max<int>(int* a, int v) { atomicMax(a, v); }
+template <> __device__ __forceinline__ void atomic_max<long long>(long long* a, long long v) { atomicMax(a, v); }
+template <typename T> __device__ __forceinline__ void atomic_min(T* a, T v) {
+  cas_update(a, [v](T cur) { return min_op(cur, v); });
+}
+template <> __device__ __forceinline__ void atomic_min<int>(int* a, int v) { atomicMin(a, v); }
+template <> __device__ __forceinline__ void atomic_min<long long>(long long* a, long long v) { atomicMin(a, v); }
+
+}  // namespace jitops

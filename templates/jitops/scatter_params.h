@@ -1,0 +1,57 @@
+// Parameter block of the accumulate family (index_add_, index_copy_,
+// index_fill_, scatter_add_, scatter_reduce_), shared by host and kernel.
+//
+// Every op is one loop over the source's collapsed dimensions:
+//   self[self_base(s) + idx(s) * axis_stride]  op=  src[src_off(s)]
+// with idx(s) = index[index_off(s)]. index_add_ / index_copy_ vary the index
+// along one dim of the source, scatter_* along every dim of the index;
+// index_fill_ has no source (the value is in the block).
+#pragma once
+#include "jitops/fast_divmod.h"
+#include "jitops/index_errors.h"
+
+namespace jitops {
+
+enum ScatterOp : int32_t {
+  kScatterAdd = 0,     // self += alpha * src (atomic)
+  kScatterCopy = 1,    // self = src
+  kScatterFill = 2,    // self = value
+  kScatterMul = 3,     // self *= src (atomic)
+  kScatterMax = 4,     // self = max(self, src) (atomic)
+  kScatterMin = 5,     // self = min(self, src) (atomic)
+  kScatterPrepare = 6, // include_self=False / mean: self = value (the identity), counts += 1
+  kScatterMeanFinish = 7,  // over self: self /= counts (+1 with include_self) where counts > 0
+};
+
+template <int Bits, int Dims>
+struct ScatterParams {
+  typedef OffsetTypes<Bits> T;
+  typedef typename T::Linear Linear;
+  typedef typename T::Stride Stride;
+  typedef typename T::Divider Divider;
+
+  void* self;
+  const void* src;
+  const void* index;
+  IndexErrorSlot* error;
+  int* counts;         // one per self element, C order of self's shape (mean); else null
+  Linear numel;        // iteration units
+  int32_t ndim;
+  int32_t op_code;
+  int64_t axis_size;   // valid indices: [0, axis_size)
+  Stride axis_stride;  // self elements per index step
+  Stride counts_axis_stride;
+  Stride self_lo, self_hi;  // self's span in element offsets, for paired 16-bit atomics
+  double alpha;        // index_add_'s alpha for floating types
+  int64_t alpha_int;   // ... for integer types
+  int32_t include_self;
+  int32_t pad;
+  unsigned char value[16];  // index_fill_'s value / the identity, as the element's bits
+  Divider sizes[Dims];
+  Stride self_strides[Dims];
+  Stride src_strides[Dims];
+  Stride index_strides[Dims];
+  Stride counts_strides[Dims];
+};
+
+}  // namespace jitops

@@ -1,0 +1,245 @@
+// The accumulate family: index_add_, index_copy_, index_fill_, scatter_add_
+// and scatter_reduce_ (PyTorch's indexFuncSmallIndex / LargeIndex and
+// scatter kernels, on collapsed dimensions).
+//
+// Layouts as in gather.cuh: linear (FastDivmod offsets) or 2-D, threadIdx.x
+// along the inner (contiguous) dimension and threadIdx.y / the unrolled loop
+// along the rows. With a 2-D grid of one block row per index ("small index"
+// regime) a thread loads each index once and walks the slice; otherwise the
+// (index, slice) pairs spread over the grid ("large index" regime).
+// Each thread loads all its indices, then all its source units, then applies
+// them, so Unroll loads of each kind are in flight together.
+#pragma once
+#include "jitops/atomics.cuh"
+#include "jitops/scatter_params.h"
+#include "jitops/vector_units.cuh"
+
+namespace jitops {
+
+template <typename T, int Vec>
+struct Pack {
+  T v[Vec];
+};
+
+template <typename T, int Vec>
+__device__ __forceinline__ Pack<T, Vec> load_pack(const T* p) {
+  typedef typename UnitOf<sizeof(T) * Vec>::type Raw;
+  Raw raw = load_readonly(reinterpret_cast<const Raw*>(p));
+  Pack<T, Vec> out;
+  memcpy(&out, &raw, sizeof(out));
+  return out;
+}
+
+template <typename T, int Vec>
+__device__ __forceinline__ void store_pack(T* p, const Pack<T, Vec>& v) {
+  typedef typename UnitOf<sizeof(T) * Vec>::type Raw;
+  Raw raw;
+  memcpy(&raw, &v, sizeof(raw));
+  *reinterpret_cast<Raw*>(p) = raw;
+}
+
+// index_add_'s alpha, applied as PyTorch does: alpha converted to the element
+// type, the product computed in float for 16-bit floats.
+template <typename T, typename P> __device__ __forceinline__ T scale(T v, const P& p) { return T(v * (T)p.alpha_int); }
+template <typename P> __device__ __forceinline__ float scale(float v, const P& p) { return v * (float)p.alpha; }
+template <typename P> __device__ __forceinline__ double scale(double v, const P& p) { return v * p.alpha; }
+template <typename P> __device__ __forceinline__ __half scale(__half v, const P& p) {
+  return __float2half(to_float(v) * to_float(__double2half(p.alpha)));
+}
+template <typename P> __device__ __forceinline__ __nv_bfloat16 scale(__nv_bfloat16 v, const P& p) {
+  return __float2bfloat16(to_float(v) * to_float(__double2bfloat16(p.alpha)));
+}
+
+// Adds Vec adjacent elements: one float4 / float2 atomic on sm_90, packed
+// half2 / bfloat162 pairs, FastAtomicAdd for a lone 16-bit float.
+template <typename T, int Vec, typename P>
+__device__ __forceinline__ void add_pack(const P& p, typename P::Stride off, const Pack<T, Vec>& v) {
+  T* self = static_cast<T*>(p.self);
+#if __CUDA_ARCH__ >= 900
+  if constexpr (same_type<T, float>::value && Vec == 4) {
+    atomicAdd(reinterpret_cast<float4*>(self + off), make_float4(v.v[0], v.v[1], v.v[2], v.v[3]));
+    return;
+  }
+  if constexpr (same_type<T, float>::value && Vec == 2) {
+    atomicAdd(reinterpret_cast<float2*>(self + off), make_float2(v.v[0], v.v[1]));
+    return;
+  }
+#endif
+  if constexpr (Vec >= 2) {
+    if constexpr (same_type<T, __half>::value) {
+#pragma unroll
+      for (int j = 0; j < Vec; j += 2) atomicAdd(reinterpret_cast<__half2*>(self + off + j), __halves2half2(v.v[j], v.v[j + 1]));
+      return;
+    }
+#if __CUDA_ARCH__ >= 800
+    if constexpr (same_type<T, __nv_bfloat16>::value) {
+#pragma unroll
+      for (int j = 0; j < Vec; j += 2)
+        atomicAdd(reinterpret_cast<__nv_bfloat162*>(self + off + j), __halves2bfloat162(v.v[j], v.v[j + 1]));
+      return;
+    }
+#endif
+  }
+  if constexpr (Vec == 1) {
+    fast_atomic_add(self, off, p.self_lo, p.self_hi, v.v[0]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < Vec; ++j) atomic_add(self + off + j, v.v[j]);
+  }
+}
+
+template <typename T, int Op, int Vec, bool HasAlpha, typename P>
+__device__ __forceinline__ void apply(const P& p, typename P::Stride self_off, const Pack<T, Vec>& src,
+                                      typename P::Stride counts_off) {
+  T* self = static_cast<T*>(p.self) + self_off;
+  if constexpr (Op == kScatterFill || Op == kScatterPrepare) {
+    T value;
+    memcpy(&value, p.value, sizeof(T));
+    Pack<T, Vec> pk;
+#pragma unroll
+    for (int j = 0; j < Vec; ++j) pk.v[j] = value;
+    store_pack<T, Vec>(self, pk);
+    if (Op == kScatterPrepare && p.counts) atomicAdd(p.counts + counts_off, 1);
+  } else if constexpr (Op == kScatterCopy) {
+    store_pack<T, Vec>(self, src);
+  } else if constexpr (Op == kScatterAdd) {
+    Pack<T, Vec> v = src;
+    if constexpr (HasAlpha) {
+#pragma unroll
+      for (int j = 0; j < Vec; ++j) v.v[j] = scale(v.v[j], p);
+    }
+    add_pack<T, Vec>(p, self_off, v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < Vec; ++j) {
+      if constexpr (Op == kScatterMul) atomic_mul(self + j, src.v[j]);
+      if constexpr (Op == kScatterMax) atomic_max(self + j, src.v[j]);
+      if constexpr (Op == kScatterMin) atomic_min(self + j, src.v[j]);
+    }
+  }
+}
+
+// Offsets of iteration unit `linear` in self, src, index and counts.
+template <int Dims, bool Generic, typename P>
+__device__ __forceinline__ void scatter_offsets(const P& p, typename P::Linear linear, typename P::Stride (&off)[4]) {
+  typedef typename P::Stride Stride;
+  off[0] = off[1] = off[2] = off[3] = 0;
+#pragma unroll
+  for (int d = Dims - 1; d >= 0; --d) {
+    if (!Generic || d < p.ndim) {
+      typename P::Linear r = linear;
+      if (d > 0) linear = p.sizes[d].divmod(linear, r);
+      off[0] += (Stride)r * p.self_strides[d];
+      off[1] += (Stride)r * p.src_strides[d];
+      off[2] += (Stride)r * p.index_strides[d];
+      off[3] += (Stride)r * p.counts_strides[d];
+    }
+  }
+}
+
+// Pass 2 and 3 for Unroll units whose index loads are done.
+template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, typename P>
+__device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Unroll], const IndexT (&raw)[Unroll],
+                                              const typename P::Stride (&off)[Unroll][4]) {
+  typedef typename P::Stride Stride;
+  bool bad[Unroll];
+  Pack<T, Vec> src[Unroll];
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k) {
+    bad[k] = valid[k] && (uint64_t)(int64_t)raw[k] >= (uint64_t)p.axis_size;
+    if constexpr (Op != kScatterFill && Op != kScatterPrepare) {
+      if (valid[k] && !bad[k]) src[k] = load_pack<T, Vec>(static_cast<const T*>(p.src) + off[k][1]);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k) {
+    if (valid[k] && !bad[k]) {
+      Stride i = (Stride)(int64_t)raw[k];
+      apply<T, Op, Vec, HasAlpha>(p, off[k][0] + i * p.axis_stride, src[k], off[k][3] + i * p.counts_axis_stride);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k)
+    if (bad[k]) report_bad_index(p.error, (int64_t)raw[k], p.axis_size, p.op_code);
+}
+
+template <typename T, typename IndexT, int Dims, bool Generic, int Op, int Vec, bool HasAlpha, int Unroll, typename P>
+__device__ __forceinline__ void scatter_linear(const P& p) {
+  typedef typename P::Linear Linear;
+  typedef typename P::Stride Stride;
+  const Linear step = (Linear)gridDim.x * blockDim.x * Unroll;
+  for (Linear base = (Linear)blockIdx.x * blockDim.x * Unroll + threadIdx.x; base < p.numel; base += step) {
+    bool valid[Unroll];
+    IndexT raw[Unroll];
+    Stride off[Unroll][4];
+#pragma unroll
+    for (int k = 0; k < Unroll; ++k) {
+      Linear i = base + (Linear)k * blockDim.x;
+      valid[k] = i < p.numel;
+      raw[k] = 0;
+      if (valid[k]) {
+        scatter_offsets<Dims, Generic>(p, i, off[k]);
+        raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]);
+      }
+    }
+    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll>(p, valid, raw, off);
+  }
+}
+
+template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, typename P>
+__device__ __forceinline__ void scatter_2d(const P& p) {
+  typedef typename P::Linear Linear;
+  typedef typename P::Stride Stride;
+  const Linear rows = p.sizes[0].divisor, cols = p.sizes[1].divisor;
+  const Linear col = (Linear)blockIdx.x * blockDim.x + threadIdx.x;
+  if (col >= cols) return;
+  Stride col_off[4];
+  col_off[0] = (Stride)col * p.self_strides[1];
+  col_off[1] = (Stride)col * p.src_strides[1];
+  col_off[2] = (Stride)col * p.index_strides[1];
+  col_off[3] = (Stride)col * p.counts_strides[1];
+  const Linear step = (Linear)gridDim.y * blockDim.y * Unroll;
+  for (Linear base = (Linear)blockIdx.y * blockDim.y * Unroll + threadIdx.y; base < rows; base += step) {
+    bool valid[Unroll];
+    IndexT raw[Unroll];
+    Stride off[Unroll][4];
+#pragma unroll
+    for (int k = 0; k < Unroll; ++k) {
+      Stride row = (Stride)(base + (Linear)k * blockDim.y);
+      valid[k] = (Linear)row < rows;
+      off[k][0] = col_off[0] + row * p.self_strides[0];
+      off[k][1] = col_off[1] + row * p.src_strides[0];
+      off[k][2] = col_off[2] + row * p.index_strides[0];
+      off[k][3] = col_off[3] + row * p.counts_strides[0];
+      raw[k] = valid[k] ? load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]) : IndexT(0);
+    }
+    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll>(p, valid, raw, off);
+  }
+}
+
+// scatter_reduce_(reduce="mean")'s last pass, over self's own elements:
+// divide by the number of values reduced there (floor division for integers).
+template <typename T, int Dims, bool Generic, typename P>
+__device__ __forceinline__ void scatter_mean_finish(const P& p) {
+  typedef typename P::Linear Linear;
+  typedef typename P::Stride Stride;
+  for (Linear i = (Linear)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; i += (Linear)gridDim.x * blockDim.x) {
+    Stride off[4];
+    scatter_offsets<Dims, Generic>(p, i, off);
+    int n = p.counts[off[3]];
+    if (n == 0) continue;
+    n += p.include_self;
+    T* self = static_cast<T*>(p.self) + off[0];
+    if constexpr (is_integer<T>::value) {  // floor division, as PyTorch's integer mean
+      long long v = (long long)*self, q = v / n;
+      if ((v % n != 0) && ((v < 0) != (n < 0))) --q;
+      *self = T(q);
+    } else if constexpr (same_type<T, double>::value) {
+      *self = *self / n;
+    } else {
+      *self = T(to_float(*self) / float(n));  // float, and 16-bit floats rounded once
+    }
+  }
+}
+
+}  // namespace jitops
