@@ -35,6 +35,9 @@ namespace jitops {
   X(cuMemHostAlloc)                \
   X(cuMemFreeHost)                 \
   X(cuMemHostGetDevicePointer)     \
+  X(cuMemAllocAsync)               \
+  X(cuMemFreeAsync)                \
+  X(cuMemsetD32Async)              \
   X(cuPointerGetAttribute)
 
 struct DriverApi {

@@ -19,6 +19,7 @@ struct LaunchPlan {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned shared_bytes = 0;
+  const char* regime = nullptr;  // set where a family has several (explain() shows it)
   size_t param_size = 0;
   alignas(16) unsigned char params[kMaxParamBytes];
 

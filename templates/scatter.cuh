@@ -93,12 +93,16 @@ __device__ __forceinline__ void apply(const P& p, typename P::Stride self_off, c
                                       typename P::Stride counts_off) {
   T* self = static_cast<T*>(p.self) + self_off;
   if constexpr (Op == kScatterFill || Op == kScatterPrepare) {
-    T value;
-    memcpy(&value, p.value, sizeof(T));
-    Pack<T, Vec> pk;
+    // Prepare resets self to the identity only when self is not part of the
+    // reduction, and counts the values each element will receive (mean).
+    if (Op == kScatterFill || !p.include_self) {
+      T value;
+      memcpy(&value, p.value, sizeof(T));
+      Pack<T, Vec> pk;
 #pragma unroll
-    for (int j = 0; j < Vec; ++j) pk.v[j] = value;
-    store_pack<T, Vec>(self, pk);
+      for (int j = 0; j < Vec; ++j) pk.v[j] = value;
+      store_pack<T, Vec>(self, pk);
+    }
     if (Op == kScatterPrepare && p.counts) atomicAdd(p.counts + counts_off, 1);
   } else if constexpr (Op == kScatterCopy) {
     store_pack<T, Vec>(self, src);

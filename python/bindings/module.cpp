@@ -20,6 +20,7 @@ namespace py = pybind11;
 
 namespace jitops {
 void bind_gather_ops(py::module_& m);
+void bind_scatter_ops(py::module_& m);
 }
 
 using namespace jitops;
@@ -30,6 +31,7 @@ PYBIND11_MODULE(_core, m) {
   bind_device_array(m);
   bind_array_args(m);
   bind_gather_ops(m);
+  bind_scatter_ops(m);
 
   m.def("configure",
         [](std::vector<std::string> nvrtc_dirs, std::vector<std::string> include_dirs, std::string cache_dir,

@@ -96,6 +96,7 @@ py::object execute(CallArrays& call, const LaunchPlan* plans, int count, py::obj
       d["grid"] = py::make_tuple(plan.grid[0], plan.grid[1], plan.grid[2]);
       d["block"] = py::make_tuple(plan.block[0], plan.block[1], plan.block[2]);
       d["shared_bytes_dynamic"] = plan.shared_bytes;
+      d["regime"] = plan.regime ? py::object(py::str(plan.regime)) : py::object(py::none());
       d["param_bytes"] = plan.param_size;
       kernels.append(d);
     }

@@ -14,7 +14,8 @@ from . import _config, _core
 from ._core import DeviceArray, VirtualArray
 from .errors import CompileError, CudaError, CudaUnavailableError, JitopsError
 from .explain import KernelReport, explain
-from .ops import gather, index_select, take
+from .ops import (gather, index_add_, index_copy_, index_fill_, index_select, scatter_add_, scatter_reduce_,
+                  take)
 
 __version__ = "0.1.0"
 
@@ -67,6 +68,7 @@ if _config.os.environ.get("JITOPS_INDEX_CHECKS"):
 
 __all__ = [
     "CompileError", "CudaError", "CudaUnavailableError", "DTYPES", "DeviceArray", "JitopsError", "KernelReport",
-    "VirtualArray", "cache_dir", "cache_stats", "clear_memory_cache", "explain", "gather", "index_select",
-    "is_available", "set_cache_dir", "set_index_checks", "synchronize", "take",
+    "VirtualArray", "cache_dir", "cache_stats", "clear_memory_cache", "explain", "gather", "index_add_", "index_copy_",
+    "index_fill_", "index_select", "is_available", "scatter_add_", "scatter_reduce_", "set_cache_dir",
+    "set_index_checks", "synchronize", "take",
 ]

@@ -127,10 +127,11 @@ def run_op(name, *args, **kwargs):
             values[i] = to_device(host, dtype, device)
     host_out = originals.get(out_pos)
     if host_out is not None:
+        what = names[out_pos]
         if not isinstance(host_out, np.ndarray) and not _torch_module(host_out):
-            raise TypeError(f"out: expected a numpy array, a tensor or None (got {type(host_out).__name__})")
+            raise TypeError(f"{what}: expected a numpy array or a tensor to write into (got {type(host_out).__name__})")
         if isinstance(host_out, np.ndarray) and not host_out.flags.writeable:
-            raise ValueError("out: expected a writable array (got a read-only numpy array)")
+            raise ValueError(f"{what}: expected a writable array (got a read-only numpy array)")
     extra = {} if explain is None else {"_explain": explain}
     result = fn(*values, stream=stream, **extra)
     if explain is not None:
@@ -147,6 +148,6 @@ def run_op(name, *args, **kwargs):
         else:
             host_out.copy_(host)
         return host_out
-    if 0 in originals:
+    if out_pos != 0 and 0 in originals:
         return _result_for(originals[0], result)
     return result

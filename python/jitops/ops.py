@@ -1,4 +1,6 @@
-"""The gather family: index_select, take and gather.
+"""The ops: the gather family (index_select, take, gather) and the accumulate
+family (index_add_, index_copy_, index_fill_, scatter_add_, scatter_reduce_,
+in place on self).
 
 The functions are C++ builtins (METH_FASTCALL): the per-call work, argument
 checks, specialization lookup and launch, happens in C++ with no Python frame
@@ -11,10 +13,21 @@ from . import _core
 index_select = _core.index_select
 take = _core.take
 gather = _core.gather
+index_add_ = _core.index_add_
+index_copy_ = _core.index_copy_
+index_fill_ = _core.index_fill_
+scatter_add_ = _core.scatter_add_
+scatter_reduce_ = _core.scatter_reduce_
 
-# name -> (function, positions of array arguments, of index arguments, of out=)
+# name -> (function, positions of array arguments, of index arguments, of the
+# array written: out= for the gather family, self for the in-place ops)
 OPS = {
     "index_select": (index_select, (0, 2, 3), (2,), 3),
     "take": (take, (0, 1, 3), (1,), 3),
     "gather": (gather, (0, 2, 3), (2,), 3),
+    "index_add_": (index_add_, (0, 2, 3), (2,), 0),
+    "index_copy_": (index_copy_, (0, 2, 3), (2,), 0),
+    "index_fill_": (index_fill_, (0, 2), (2,), 0),
+    "scatter_add_": (scatter_add_, (0, 2, 3), (2,), 0),
+    "scatter_reduce_": (scatter_reduce_, (0, 2, 3), (2,), 0),
 }

@@ -31,15 +31,6 @@ GatherProblem base_problem(const TensorDesc& out, const TensorDesc& x, const Ten
 
 }  // namespace
 
-const char* op_name(int op_code) {
-  switch (op_code) {
-    case kOpIndexSelect: return "index_select";
-    case kOpTake: return "take";
-    case kOpGather: return "gather";
-  }
-  return "a jitops op";
-}
-
 int normalize_dim(int64_t dim, int ndim, const char* arg) {
   int n = ndim == 0 ? 1 : ndim;  // a 0-d tensor is indexed like a 1-element vector
   if (dim < -n || dim >= n)

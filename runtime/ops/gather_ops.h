@@ -7,13 +7,12 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/op_codes.h"
 #include "runtime/ops/gather_plan.h"
 #include "runtime/tensor_desc.h"
 
 namespace jitops {
 
-enum OpCode : int { kOpIndexSelect = 1, kOpTake = 2, kOpGather = 3 };
-const char* op_name(int op_code);
 
 // Wraps a negative dim; IndexError naming `arg` when out of range.
 int normalize_dim(int64_t dim, int ndim, const char* arg);

@@ -1,0 +1,215 @@
+// Python entry points of the accumulate family (in place on self), bound as
+// METH_FASTCALL builtins like the gather family.
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
+
+#include "jitops/scatter_params.h"
+#include "python/bindings/array_args.h"
+#include "python/bindings/fastcall.h"
+#include "python/bindings/op_runner.h"
+#include "runtime/arg_error.h"
+#include "runtime/driver_api.h"
+#include "runtime/ops/scatter_ops.h"
+
+namespace py = pybind11;
+
+namespace jitops {
+namespace {
+
+enum Slot : size_t { kSlotSelf = 0, kSlotIndex = 1, kSlotSource = 2 };
+
+int explain_arg(PyObject* p) { return p ? int(int_arg(p, "_explain")) : -1; }
+
+// A Python number (or 0-d array) as a Scalar; TypeError naming `name` otherwise.
+Scalar scalar_arg(PyObject* v, const char* name) {
+  Scalar s;
+  if (PyBool_Check(v)) {
+    s.integral = true;
+    s.i = v == Py_True;
+    return s;
+  }
+  if (PyLong_Check(v) || (PyIndex_Check(v) && !PyFloat_Check(v))) {
+    PyObject* as_int = PyNumber_Index(v);
+    if (as_int) {
+      s.integral = true;
+      s.i = PyLong_AsLongLong(as_int);
+      Py_DECREF(as_int);
+      if (!(s.i == -1 && PyErr_Occurred())) return s;
+    }
+    PyErr_Clear();  // a float 0-d tensor has __index__ that refuses: read it as a float
+  }
+  s.integral = false;
+  s.f = PyFloat_AsDouble(v);
+  if (s.f == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw type_error(std::string(name) + ": expected a number (got " + Py_TYPE(v)->tp_name + ")");
+  }
+  return s;
+}
+
+void check_writable_self(const CallArrays& call) {
+  if (call.kind(kSlotSelf) == ArrayKind::Jax)
+    throw type_error("self: JAX arrays are immutable and cannot be modified in place; use a PyTorch or CuPy array, "
+                     "or jax's .at[] updates");
+}
+
+// A scratch buffer on the call's stream, freed (stream-ordered) when done.
+class StreamScratch {
+ public:
+  StreamScratch(const CallArrays& call, size_t count) : stream_(call.stream()) {
+    device_context(call.device()).make_current();
+    JITOPS_CU(driver().cuMemAllocAsync(&ptr_, count * sizeof(int), stream_), "cuMemAllocAsync");
+    JITOPS_CU(driver().cuMemsetD32Async(ptr_, 0, count, stream_), "cuMemsetD32Async");
+  }
+  ~StreamScratch() {
+    if (ptr_) driver().cuMemFreeAsync(ptr_, stream_);
+  }
+  int* data() const { return reinterpret_cast<int*>(ptr_); }
+
+ private:
+  CUstream stream_;
+  CUdeviceptr ptr_ = 0;
+};
+
+py::object run_plans(CallArrays& call, ScatterProblem* problems, int count, py::handle self, int explain_arch) {
+  LaunchPlan plans[3];
+  int planned = 0;
+  const DeviceInfo device = planning_device(call, explain_arch);
+  IndexErrorSlot* slot = planning_error_slot(call, explain_arch);
+  for (int i = 0; i < count; ++i)
+    if (plan_scatter(problems[i], device, slot, plans[planned])) ++planned;
+  return execute(call, plans, planned, py::reinterpret_borrow<py::object>(self), kSlotSelf, explain_arch);
+}
+
+py::object index_add_like(PyObject* const* a, int op, int op_code, PyObject* alpha) {
+  CallArrays call({{"self", a[0]}, {"index", a[2]}, {"source", a[3]}}, or_none(a[5]));
+  enter_call(call);
+  check_writable_self(call);
+  const int64_t dim = int_arg(a[1], "dim");
+  ScatterProblem p = index_add_problem(call[kSlotSelf], dim, call[kSlotIndex], call[kSlotSource], op, op_code);
+  if (alpha) {
+    Scalar s = scalar_arg(alpha, "alpha");
+    const bool is_float = dtype_info(call[kSlotSelf].dtype).kind == DTypeKind::Float;
+    if (!is_float && !s.integral)
+      throw type_error("alpha: expected an integer for an integer self, as PyTorch (got " + std::to_string(s.f) + ")");
+    p.has_alpha = s.integral ? s.i != 1 : s.f != 1.0;
+    p.alpha = s.integral ? double(s.i) : s.f;
+    p.alpha_int = s.integral ? s.i : int64_t(s.f);
+  }
+  return run_plans(call, &p, 1, a[0], explain_arg(a[6]));
+}
+
+const char* const kIndexAddNames[] = {"self", "dim", "index", "source", "alpha", "stream", "_explain"};
+const FastSignature kIndexAddSig{"index_add_", kIndexAddNames, 7, 5, 4};
+py::object index_add_body(PyObject* const* a) {
+  PyObject* args[7] = {a[0], a[1], a[2], a[3], a[4], a[5], a[6]};
+  // index_add_like reads the stream at [5] and explain at [6].
+  return index_add_like(args, kScatterAdd, kOpIndexAdd, a[4]);
+}
+
+const char* const kIndexCopyNames[] = {"self", "dim", "index", "source", "stream", "_explain"};
+const FastSignature kIndexCopySig{"index_copy_", kIndexCopyNames, 6, 4, 4};
+py::object index_copy_body(PyObject* const* a) {
+  PyObject* args[7] = {a[0], a[1], a[2], a[3], nullptr, a[4], a[5]};
+  return index_add_like(args, kScatterCopy, kOpIndexCopy, nullptr);
+}
+
+const char* const kIndexFillNames[] = {"self", "dim", "index", "value", "stream", "_explain"};
+const FastSignature kIndexFillSig{"index_fill_", kIndexFillNames, 6, 4, 4};
+py::object index_fill_body(PyObject* const* a) {
+  CallArrays call({{"self", a[0]}, {"index", a[2]}}, or_none(a[4]));
+  enter_call(call);
+  check_writable_self(call);
+  ScatterProblem p = index_fill_problem(call[kSlotSelf], int_arg(a[1], "dim"), call[kSlotIndex], scalar_arg(a[3], "value"));
+  return run_plans(call, &p, 1, a[0], explain_arg(a[5]));
+}
+
+py::object scatter_like(PyObject* const* a, const std::string& reduce, bool include_self, PyObject* stream,
+                        PyObject* explain, int op_code) {
+  CallArrays call({{"self", a[0]}, {"index", a[2]}, {"src", a[3]}}, or_none(stream));
+  enter_call(call);
+  check_writable_self(call);
+  const int64_t dim = int_arg(a[1], "dim");
+  const int op = reduce_op(reduce);
+  const int explain_arch = explain_arg(explain);
+  const TensorDesc& self = call[kSlotSelf];
+  ScatterProblem passes[3];
+  int count = 0;
+  std::unique_ptr<StreamScratch> counts;
+  const bool mean = reduce == "mean";
+  if (!include_self || mean) {
+    ScatterProblem prepare = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], kScatterPrepare, op_code);
+    prepare.include_self = include_self;
+    encode_scalar(self.dtype, reduction_identity(self.dtype, op), prepare.value);
+    if (mean && self.numel() > 0) {
+      if (explain_arch < 0) {
+        counts = std::make_unique<StreamScratch>(call, size_t(self.numel()));
+        prepare.counts = counts->data();
+      } else {
+        prepare.counts = reinterpret_cast<int*>(uintptr_t(256));  // planned, never launched
+      }
+    }
+    passes[count++] = prepare;
+  }
+  passes[count++] = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], op, op_code);
+  if (mean) passes[count++] = mean_finish_problem(self, passes[0].counts, include_self);
+  return run_plans(call, passes, count, a[0], explain_arch);
+}
+
+const char* const kScatterAddNames[] = {"self", "dim", "index", "src", "stream", "_explain"};
+const FastSignature kScatterAddSig{"scatter_add_", kScatterAddNames, 6, 4, 4};
+py::object scatter_add_body(PyObject* const* a) { return scatter_like(a, "sum", true, a[4], a[5], kOpScatterAdd); }
+
+const char* const kScatterReduceNames[] = {"self", "dim", "index", "src", "reduce", "include_self", "stream", "_explain"};
+const FastSignature kScatterReduceSig{"scatter_reduce_", kScatterReduceNames, 8, 6, 5};
+py::object scatter_reduce_body(PyObject* const* a) {
+  if (!PyUnicode_Check(a[4]))
+    throw type_error(std::string("reduce: expected a str (got ") + Py_TYPE(a[4])->tp_name + ")");
+  bool include_self = true;
+  if (a[5]) {
+    int truth = PyObject_IsTrue(a[5]);
+    if (truth < 0) throw py::error_already_set();
+    include_self = truth != 0;
+  }
+  return scatter_like(a, py::str(a[4]).cast<std::string>(), include_self, a[6], a[7], kOpScatterReduce);
+}
+
+#define JITOPS_FAST(sig, body) \
+  reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_entry<sig, &body>))
+
+PyMethodDef kDefs[] = {
+    {"index_add_", JITOPS_FAST(kIndexAddSig, index_add_body), METH_FASTCALL | METH_KEYWORDS,
+     "index_add_(self, dim, index, source, alpha=1, *, stream=None)\n--\n\n"
+     "Add ``alpha * source`` into ``self`` at ``index`` along ``dim``, in place, like\n"
+     "``torch.Tensor.index_add_``; returns ``self``. Repeated indices accumulate.\n"
+     "``source`` has ``self``'s shape with ``dim`` of size ``len(index)``."},
+    {"index_copy_", JITOPS_FAST(kIndexCopySig, index_copy_body), METH_FASTCALL | METH_KEYWORDS,
+     "index_copy_(self, dim, index, source, *, stream=None)\n--\n\n"
+     "Copy ``source`` into ``self`` at ``index`` along ``dim``, in place, like\n"
+     "``torch.Tensor.index_copy_``; returns ``self``. With repeated indices one of the\n"
+     "copies wins, unspecified which (as in PyTorch)."},
+    {"index_fill_", JITOPS_FAST(kIndexFillSig, index_fill_body), METH_FASTCALL | METH_KEYWORDS,
+     "index_fill_(self, dim, index, value, *, stream=None)\n--\n\n"
+     "Fill ``self`` with ``value`` at ``index`` along ``dim``, in place, like\n"
+     "``torch.Tensor.index_fill_``; returns ``self``."},
+    {"scatter_add_", JITOPS_FAST(kScatterAddSig, scatter_add_body), METH_FASTCALL | METH_KEYWORDS,
+     "scatter_add_(self, dim, index, src, *, stream=None)\n--\n\n"
+     "``self[index[i][j]][j] += src[i][j]`` (for ``dim=0``), in place, like\n"
+     "``torch.Tensor.scatter_add_`` (numpy: ``np.add.at``); returns ``self``."},
+    {"scatter_reduce_", JITOPS_FAST(kScatterReduceSig, scatter_reduce_body), METH_FASTCALL | METH_KEYWORDS,
+     "scatter_reduce_(self, dim, index, src, reduce, include_self=True, *, stream=None)\n--\n\n"
+     "Reduce ``src`` into ``self`` at ``index`` along ``dim`` with ``reduce`` in 'sum',\n"
+     "'prod', 'mean', 'amax', 'amin', in place, like ``torch.Tensor.scatter_reduce_``;\n"
+     "returns ``self``. With ``include_self=False`` the elements of ``self`` that receive\n"
+     "values are reduced over those values only. Integer means round down."},
+};
+
+}  // namespace
+
+void bind_scatter_ops(py::module_& m) {
+  for (PyMethodDef& def : kDefs) add_fastcall(m, &def);
+}
+
+}  // namespace jitops

@@ -1,0 +1,26 @@
+// Which op launched a kernel: carried in each parameter block so that an
+// out-of-range index found on the device can be reported with the op's name.
+#pragma once
+
+namespace jitops {
+
+enum OpCode : int {
+  kOpIndexSelect = 1, kOpTake = 2, kOpGather = 3,
+  kOpIndexAdd = 4, kOpIndexCopy = 5, kOpIndexFill = 6, kOpScatterAdd = 7, kOpScatterReduce = 8,
+};
+
+inline const char* op_name(int op_code) {
+  switch (op_code) {
+    case kOpIndexSelect: return "index_select";
+    case kOpTake: return "take";
+    case kOpGather: return "gather";
+    case kOpIndexAdd: return "index_add_";
+    case kOpIndexCopy: return "index_copy_";
+    case kOpIndexFill: return "index_fill_";
+    case kOpScatterAdd: return "scatter_add_";
+    case kOpScatterReduce: return "scatter_reduce_";
+  }
+  return "a jitops op";
+}
+
+}  // namespace jitops

@@ -1,0 +1,157 @@
+#include "runtime/ops/scatter_plan.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "jit/scatter_source.h"
+#include "jitops/scatter_params.h"
+#include "runtime/arg_error.h"
+
+namespace jitops {
+namespace {
+
+constexpr int64_t kInt32Limit = int64_t(1) << 31;
+
+int64_t magnitude(int64_t v) { return v < 0 ? -v : v; }
+
+// Moves V adjacent elements per access when the innermost dim is contiguous in
+// self and src, does not vary the index, and strides and pointers allow it.
+void choose_vector(ScatterProblem& p, int& vec) {
+  vec = 1;
+  if (p.op != kScatterAdd && p.op != kScatterCopy && p.op != kScatterFill) return;
+  if (p.counts) return;
+  IterationSpace& s = p.space;
+  const int c = s.ndim - 1;
+  const bool has_src = p.op != kScatterFill;
+  if (s.strides[kSelfOperand][c] != 1 || s.strides[kIndexOperand][c] != 0) return;
+  if (has_src && s.strides[kSrcOperand][c] != 1) return;
+  for (int v = 16 / p.element_bytes; v > 1; v /= 2) {
+    const int64_t bytes = int64_t(v) * p.element_bytes;
+    bool ok = s.sizes[c] % v == 0 && p.axis_stride % v == 0 && reinterpret_cast<uintptr_t>(p.self) % bytes == 0 &&
+              (!has_src || reinterpret_cast<uintptr_t>(p.src) % bytes == 0);
+    for (int d = 0; d < c && ok; ++d)
+      ok = s.strides[kSelfOperand][d] % v == 0 && (!has_src || s.strides[kSrcOperand][d] % v == 0);
+    if (!ok) continue;
+    // Offsets stay in elements: one unit of the inner dim is v elements.
+    s.sizes[c] /= v;
+    s.strides[kSelfOperand][c] = v;
+    if (has_src) s.strides[kSrcOperand][c] = v;
+    vec = v;
+    collapse(s);
+    return;
+  }
+}
+
+bool fits_32bit(const ScatterProblem& p) {
+  const IterationSpace& s = p.space;
+  if (s.numel() >= kInt32Limit) return false;
+  for (int k = 0; k < kMaxOperands; ++k)
+    if (s.max_offset(k) >= kInt32Limit) return false;
+  const int64_t steps = p.axis_size > 0 ? p.axis_size - 1 : 0;
+  if (s.max_offset(kSelfOperand) + steps * magnitude(p.axis_stride) >= kInt32Limit) return false;
+  if (s.max_offset(kCountsOperand) + steps * magnitude(p.counts_axis_stride) >= kInt32Limit) return false;
+  return p.axis_size < kInt32Limit && magnitude(p.self_lo) < kInt32Limit && magnitude(p.self_hi) < kInt32Limit;
+}
+
+template <int Bits, int Dims>
+void fill_params(const ScatterProblem& p, IndexErrorSlot* slot, LaunchPlan& plan) {
+  typedef ScatterParams<Bits, Dims> Params;
+  typedef typename Params::Stride Stride;
+  Params params;
+  std::memset(&params, 0, sizeof(params));
+  const IterationSpace& s = p.space;
+  params.self = p.self;
+  params.src = p.src;
+  params.index = p.index;
+  params.error = slot;
+  params.counts = p.counts;
+  params.numel = typename Params::Linear(s.numel());
+  params.ndim = s.ndim;
+  params.op_code = p.op_code;
+  params.axis_size = p.axis_size;
+  params.axis_stride = Stride(p.axis_stride);
+  params.counts_axis_stride = Stride(p.counts_axis_stride);
+  params.self_lo = Stride(p.self_lo);
+  params.self_hi = Stride(p.self_hi);
+  params.alpha = p.alpha;
+  params.alpha_int = p.alpha_int;
+  params.include_self = p.include_self ? 1 : 0;
+  std::memcpy(params.value, p.value, sizeof(params.value));
+  for (int d = 0; d < Dims; ++d) {
+    const bool used = d < s.ndim;
+    params.sizes[d] = typename Params::Divider(used ? s.sizes[d] : 1);
+    params.self_strides[d] = used ? Stride(s.strides[kSelfOperand][d]) : 0;
+    params.src_strides[d] = used ? Stride(s.strides[kSrcOperand][d]) : 0;
+    params.index_strides[d] = used ? Stride(s.strides[kIndexOperand][d]) : 0;
+    params.counts_strides[d] = used ? Stride(s.strides[kCountsOperand][d]) : 0;
+  }
+  plan.set_params(params);
+}
+
+template <int Bits>
+void fill_for_dims(const ScatterProblem& p, int dims, IndexErrorSlot* slot, LaunchPlan& plan) {
+  switch (dims) {
+    case 1: return fill_params<Bits, 1>(p, slot, plan);
+    case 2: return fill_params<Bits, 2>(p, slot, plan);
+    case 3: return fill_params<Bits, 3>(p, slot, plan);
+    default: return fill_params<Bits, kMaxDims>(p, slot, plan);
+  }
+}
+
+}  // namespace
+
+bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
+                  const LaunchTuning& tuning) {
+  if (p.space.numel() == 0) return false;
+  p.space.operands = kMaxOperands;
+  collapse(p.space);
+  int vec = 1;
+  choose_vector(p, vec);
+  if (p.space.ndim > kMaxDims)
+    throw value_error("the iteration space has " + std::to_string(p.space.ndim) + " dimensions that do not collapse; "
+                      "jitops supports at most " + std::to_string(kMaxDims));
+  const IterationSpace& s = p.space;
+  // Few indices varying along the rows of a 2-D layout: one block row walks
+  // them all, loading each index once (PyTorch's indexFuncSmallIndex).
+  // It pays only when the slice alone gives every SM two blocks; below that
+  // the large-index regime spreads the indices over the grid too.
+  bool small_index = s.ndim == 2 && p.op != kScatterMeanFinish && s.strides[kIndexOperand][0] != 0 &&
+                     s.strides[kIndexOperand][1] == 0 && s.sizes[0] <= kSmallIndexThreshold;
+  LaunchShape shape;
+  if (small_index) {
+    shape = choose_launch_shape(s, device, tuning, true);
+    shape.unroll = int(std::min<int64_t>(s.sizes[0], 4));
+    small_index = shape.grid[0] >= 2u * unsigned(device.sm_count);
+  }
+  if (!small_index) shape = choose_launch_shape(s, device, tuning);
+  const int bits = fits_32bit(p) ? 32 : 64;
+
+  using F = ScatterSpecFields;
+  plan.spec = KernelSpec();
+  plan.spec.family = KernelFamily::Scatter;
+  plan.spec.fields[F::kElement] = p.element;
+  plan.spec.fields[F::kIndexBytes] = p.index_bytes;
+  plan.spec.fields[F::kDims] = shape.dims;
+  plan.spec.fields[F::kOffsetBits] = bits;
+  plan.spec.fields[F::kOp] = p.op;
+  plan.spec.fields[F::kVec] = vec;
+  plan.spec.fields[F::kAlpha] = p.has_alpha;
+  plan.spec.fields[F::kUnroll] = p.op == kScatterMeanFinish ? 1 : shape.unroll;
+  plan.spec.fields[F::kMaxThreads] = tuning.threads;
+  plan.regime = shape.dims == 2 && p.op != kScatterMeanFinish ? (small_index ? "small-index" : "large-index") : nullptr;
+  if (bits == 32)
+    fill_for_dims<32>(p, shape.dims, error_slot, plan);
+  else
+    fill_for_dims<64>(p, shape.dims, error_slot, plan);
+  std::copy(shape.grid, shape.grid + 3, plan.grid);
+  std::copy(shape.block, shape.block + 3, plan.block);
+  if (p.op == kScatterMeanFinish) {  // a grid-stride loop over self, whatever its dims
+    plan.block[0] = unsigned(tuning.threads);
+    plan.block[1] = 1;
+    plan.grid[0] = grid_blocks(s.numel(), tuning.threads, tuning.threads, device, tuning.waves);
+    plan.grid[1] = 1;
+  }
+  return true;
+}
+
+}  // namespace jitops

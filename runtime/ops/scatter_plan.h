@@ -1,0 +1,42 @@
+// Planning of the accumulate family: from an iteration space over the source
+// (with self, src, index and counts strides) to a specialization, a
+// parameter block and a grid.
+#pragma once
+#include "runtime/collapse.h"
+#include "runtime/launch.h"
+#include "runtime/launch_shape.h"
+
+namespace jitops {
+
+enum ScatterOperand { kSelfOperand = 0, kSrcOperand = 1, kIndexOperand = 2, kCountsOperand = 3 };
+
+struct ScatterProblem {
+  IterationSpace space;  // four operands, strides in elements; src strides 0 when there is no source
+  void* self = nullptr;
+  const void* src = nullptr;
+  const void* index = nullptr;
+  int* counts = nullptr;
+  int element = 0;        // ScatterElement
+  int element_bytes = 4;
+  int index_bytes = 8;
+  int64_t axis_size = 0;
+  int64_t axis_stride = 0;
+  int64_t counts_axis_stride = 0;
+  int op = 0;             // ScatterOp
+  bool has_alpha = false;
+  double alpha = 1.0;
+  int64_t alpha_int = 1;
+  unsigned char value[16] = {};
+  int64_t self_lo = 0, self_hi = 0;  // self's span in element offsets
+  bool include_self = true;
+  int op_code = 0;
+};
+
+// Index counts up to this use the small-index regime (one block row walks all
+// indices) when the index varies along the rows of a 2-D layout.
+constexpr int64_t kSmallIndexThreshold = 16;
+
+bool plan_scatter(ScatterProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
+                  const LaunchTuning& tuning = LaunchTuning());
+
+}  // namespace jitops

@@ -1,0 +1,27 @@
+// A Python scalar (fill value, identity) as the bits of an element type, on
+// the host, so kernels take it as raw bytes whatever the dtype.
+#pragma once
+#include <cstdint>
+
+#include "runtime/dtype.h"
+
+namespace jitops {
+
+struct Scalar {
+  bool integral = false;  // true: `i` holds the value exactly
+  double f = 0.0;
+  int64_t i = 0;
+};
+
+// Round-to-nearest-even conversions (as numpy and CUDA do).
+uint16_t float_to_half_bits(float value);
+uint16_t float_to_bfloat16_bits(float value);
+
+// Writes `value` converted to `dtype` into out[0, element bytes); integers
+// from floats truncate toward zero, as a C cast and torch.fill_ do.
+void encode_scalar(DType dtype, const Scalar& value, unsigned char out[16]);
+
+// The identity of a reduction ("sum", "prod", "amax", "amin") for `dtype`.
+Scalar reduction_identity(DType dtype, int op);
+
+}  // namespace jitops
