@@ -1,0 +1,308 @@
+"""The accumulate family on the GPU against numpy (np.add.at and friends):
+every op x dtype x index dtype x 1-4 dims x every dim x contiguous and
+strided self, with duplicate indices. Integer results, copies, fills, amax
+and amin must match exactly; floating sums and products, whose rounding
+depends on the order the atomics land in, must lie within a bound that grows
+with the number of terms reduced into each element."""
+
+import zlib
+
+import numpy as np
+import pytest
+
+import jitops
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+
+DEVICE = "cuda"
+DTYPES = ["float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64"]
+EPS = {"float16": 2.0**-11, "bfloat16": 2.0**-8, "float32": 2.0**-24, "float64": 2.0**-53}
+
+
+def seed(*parts):
+    return zlib.crc32(repr(parts).encode())
+
+
+def every_case(test):
+    for name, values in (("layout", ["contiguous", "strided"]), ("ndim", [1, 2, 3, 4]),
+                         ("index_dtype", ["int64", "int32"]), ("dtype", DTYPES)):
+        test = pytest.mark.parametrize(name, values)(test)
+    return test
+
+
+def random_values(rng, shape, dtype):
+    if dtype in EPS:
+        return rng.standard_normal(shape)
+    info = np.iinfo(dtype)
+    lo, hi = (info.min, info.max) if info.bits <= 16 else (-1000, 1000)
+    return rng.integers(lo, hi, shape, endpoint=True)
+
+
+def device_tensor(rng, shape, dtype, layout):
+    """A random device tensor (float64 values rounded to `dtype`), contiguous or a strided view."""
+    tdt = getattr(torch, dtype)
+    if layout == "contiguous":
+        return torch.from_numpy(np.asarray(random_values(rng, shape, dtype))).to(DEVICE).to(tdt)
+    ndim = len(shape)
+    perm = list(rng.permutation(ndim)) if ndim >= 2 else [0]
+    inverse = list(np.argsort(perm))
+    base_shape = [shape[p] for p in perm]
+    base_shape[-1] = base_shape[-1] * 2 + 1
+    base = torch.from_numpy(np.asarray(random_values(rng, base_shape, dtype))).to(DEVICE).to(tdt)
+    view = base[..., 1::2]
+    return view.permute(*inverse)
+
+
+def host(t):
+    """Values as numpy: floats as float64, integers in their own dtype."""
+    t = t.detach().cpu()
+    return t.double().numpy() if t.is_floating_point() else t.numpy()
+
+
+def check_float(got, ref, bound, dtype):
+    got = host(got)
+    assert got.shape == ref.shape
+    assert np.all(np.isfinite(got) == np.isfinite(ref))
+    err = np.abs(got - ref)
+    ok = err <= bound
+    assert ok.all(), f"{dtype}: max error {err[~ok].max()} over bound at {np.argwhere(~ok)[:3].tolist()}"
+
+
+def round_to(values, dtype):
+    return torch.from_numpy(np.asarray(values, dtype=np.float64)).to(getattr(torch, dtype)).double().numpy()
+
+
+def accumulate_reference(self_h, positions, terms, dtype):
+    """(reference, bound): self plus every term at its position, in float64, and the rounding bound."""
+    ref = self_h.astype(np.float64).copy()
+    mag = np.abs(ref).copy()
+    count = np.zeros(ref.shape)
+    np.add.at(ref, positions, terms)
+    np.add.at(mag, positions, np.abs(terms))
+    np.add.at(count, positions, 1)
+    bound = 2 * (count + 1) * EPS[dtype] * mag + 1e-300
+    return ref, bound
+
+
+@every_case
+def test_index_add(dtype, index_dtype, ndim, layout):
+    rng = np.random.default_rng(seed("index_add", dtype, index_dtype, ndim, layout))
+    shape = tuple(int(s) for s in rng.integers(1, 6, ndim))
+    for dim in range(-ndim, ndim):
+        for alpha in (1, 3) if dtype not in EPS else (1, 0.75):
+            self_t = device_tensor(rng, shape, dtype, layout)
+            n = int(rng.integers(1, 12))
+            idx = rng.integers(0, shape[dim], n)  # duplicates on purpose
+            src_shape = list(shape)
+            src_shape[dim] = n
+            src_t = device_tensor(rng, src_shape, dtype, layout)
+            before, src_h = host(self_t), host(src_t)
+            out = jitops.index_add_(self_t, dim, torch.from_numpy(idx.astype(index_dtype)).to(DEVICE), src_t,
+                                    alpha=alpha)
+            assert out is self_t
+            moved_src = np.moveaxis(src_h, dim, 0)
+            if dtype in EPS:
+                terms = moved_src * (round_to(alpha, dtype) if alpha != 1 else 1)
+                ref, bound = accumulate_reference(np.moveaxis(before, dim, 0), idx, terms, dtype)
+                check_float(self_t, np.moveaxis(ref, 0, dim), np.moveaxis(bound, 0, dim), dtype)
+            else:
+                ref = before.copy()
+                np.add.at(np.moveaxis(ref, dim, 0), idx, (moved_src * alpha).astype(dtype))
+                np.testing.assert_array_equal(host(self_t), ref)
+
+
+@every_case
+def test_index_copy_and_fill(dtype, index_dtype, ndim, layout):
+    rng = np.random.default_rng(seed("index_copy", dtype, index_dtype, ndim, layout))
+    shape = tuple(int(s) for s in rng.integers(1, 6, ndim))
+    for dim in range(-ndim, ndim):
+        self_t = device_tensor(rng, shape, dtype, layout)
+        n = int(rng.integers(1, shape[dim] + 1))
+        idx = rng.permutation(shape[dim])[:n]  # distinct: which duplicate wins is unspecified
+        src_shape = list(shape)
+        src_shape[dim] = n
+        src_t = device_tensor(rng, src_shape, dtype, layout)
+        ref = host(self_t).copy()
+        np.moveaxis(ref, dim, 0)[idx] = np.moveaxis(host(src_t), dim, 0)
+        jitops.index_copy_(self_t, dim, torch.from_numpy(idx.astype(index_dtype)).to(DEVICE), src_t)
+        np.testing.assert_array_equal(host(self_t), ref)
+        value = 2.75 if dtype in EPS else -3
+        fill_idx = rng.integers(0, shape[dim], int(rng.integers(1, 6)))
+        ref = host(self_t).copy()
+        np.moveaxis(ref, dim, 0)[fill_idx] = round_to(value, dtype) if dtype in EPS else np.array(value).astype(dtype)
+        jitops.index_fill_(self_t, dim, torch.from_numpy(fill_idx.astype(index_dtype)).to(DEVICE), value)
+        np.testing.assert_array_equal(host(self_t), ref)
+
+
+def scatter_positions(idx, dim):
+    coords = list(np.indices(idx.shape))
+    coords[dim % idx.ndim] = idx
+    return tuple(coords)
+
+
+REDUCES = [("sum", True), ("sum", False), ("prod", True), ("prod", False), ("mean", True), ("mean", False),
+           ("amax", True), ("amax", False), ("amin", True), ("amin", False)]
+
+
+@every_case
+def test_scatter_add_and_reduce(dtype, index_dtype, ndim, layout):
+    rng = np.random.default_rng(seed("scatter", dtype, index_dtype, ndim, layout))
+    shape = tuple(int(s) for s in rng.integers(1, 6, ndim))
+    for dim in range(-ndim, ndim):
+        for reduce, include_self in [("add", True)] + REDUCES:
+            self_t = device_tensor(rng, shape, dtype, layout)
+            idx_shape = [int(rng.integers(1, s + 1)) for s in shape]
+            idx_shape[dim] = int(rng.integers(1, 8))
+            src_shape = [s + int(rng.integers(0, 2)) for s in idx_shape]
+            src_t = device_tensor(rng, src_shape, dtype, layout)
+            if reduce == "prod" and dtype in EPS:  # keep products of many terms finite and well conditioned
+                src_t = src_t.abs().add_(0.5).clamp_(max=2) * src_t.sign().add_(0.5).sign()
+            idx = rng.integers(0, shape[dim], idx_shape)
+            before = host(self_t)
+            window = tuple(slice(0, n) for n in idx_shape)
+            terms = host(src_t)[window]
+            index = torch.from_numpy(idx.astype(index_dtype)).to(DEVICE)
+            if reduce == "add":
+                jitops.scatter_add_(self_t, dim, index, src_t)
+            else:
+                jitops.scatter_reduce_(self_t, dim, index, src_t, reduce, include_self=include_self)
+            pos = scatter_positions(idx, dim)
+            expect_reduced(self_t, before, pos, terms, reduce, include_self, dtype)
+
+
+def expect_reduced(got, before, pos, terms, reduce, include_self, dtype):
+    touched = np.zeros(before.shape, bool)
+    touched[pos] = True
+    count = np.zeros(before.shape)
+    np.add.at(count, pos, 1)
+    if reduce in ("add", "sum", "mean"):
+        start = before if include_self else np.where(touched, 0, before)
+        if dtype in EPS:
+            ref, bound = accumulate_reference(start, pos, terms, dtype)
+            if reduce == "mean":
+                div = np.where(touched, count + (1 if include_self else 0), 1)
+                ref = np.where(touched, ref / div, ref)
+                bound = np.where(touched, bound / div + 2 * EPS[dtype] * np.abs(ref), bound)
+            check_float(got, ref, bound, dtype)
+        else:
+            if reduce == "mean":
+                wide = start.astype(np.int64)
+                np.add.at(wide, pos, terms.astype(np.int64))
+                div = np.where(touched, count + (1 if include_self else 0), 1).astype(np.int64)
+                ref = np.where(touched, np.floor_divide(wide, div), wide).astype(dtype)
+            else:
+                ref = start.copy()
+                np.add.at(ref, pos, terms)
+            np.testing.assert_array_equal(host(got), ref)
+        return
+    ufunc = {"prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[reduce]
+    if include_self:
+        ref = before.astype(np.float64 if dtype in EPS else before.dtype).copy()
+    else:
+        if reduce == "prod":
+            identity = 1
+        elif dtype in EPS:
+            identity = -np.inf if reduce == "amax" else np.inf
+        else:
+            info = np.iinfo(dtype)
+            identity = info.min if reduce == "amax" else info.max
+        ref = np.where(touched, identity, before).astype(np.float64 if dtype in EPS else before.dtype)
+    ufunc.at(ref, pos, terms)
+    if reduce == "prod" and dtype in EPS:
+        count_terms = count + 1
+        bound = 2 * count_terms * EPS[dtype] * np.abs(ref) + 1e-300
+        check_float(got, ref, bound, dtype)
+    elif dtype in EPS:
+        np.testing.assert_array_equal(host(got), ref)
+    else:
+        np.testing.assert_array_equal(host(got), ref)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_both_regimes(dtype):
+    rng = np.random.default_rng(seed("regimes", dtype))
+    # Few indices into wide rows: the small-index regime; many: the large-index one.
+    for rows, n, width, regime in [(64, 8, 300000, "small-index"), (4096, 3000, 256, "large-index")]:
+        self_t = device_tensor(rng, (rows, width), dtype, "contiguous")
+        idx = torch.from_numpy(rng.integers(0, rows, n)).to(DEVICE)
+        src_t = device_tensor(rng, (n, width), dtype, "contiguous")
+        assert jitops.explain(jitops.index_add_, self_t, 0, idx, src_t)[0]["regime"] == regime
+        before = host(self_t)
+        jitops.index_add_(self_t, 0, idx, src_t)
+        ref, bound = accumulate_reference(before, idx.cpu().numpy(), host(src_t), dtype)
+        check_float(self_t, ref, bound, dtype)
+
+
+def test_hot_rows_and_empty_index():
+    rng = np.random.default_rng(11)
+    self_t = torch.zeros(64, 32, device=DEVICE, dtype=torch.float32).normal_()
+    idx = torch.from_numpy(rng.integers(0, 64, 1 << 16)).to(DEVICE)
+    src_t = torch.randn(1 << 16, 32, device=DEVICE)
+    before = host(self_t)
+    jitops.index_add_(self_t, 0, idx, src_t)
+    ref, bound = accumulate_reference(before, idx.cpu().numpy(), host(src_t), "float32")
+    check_float(self_t, ref, bound, "float32")
+    empty = torch.empty(0, dtype=torch.int64, device=DEVICE)
+    snapshot = self_t.clone()
+    jitops.index_add_(self_t, 0, empty, torch.empty(0, 32, device=DEVICE))
+    jitops.scatter_add_(self_t, 0, empty.view(0, 1).expand(0, 32), torch.empty(0, 32, device=DEVICE))
+    assert torch.equal(self_t, snapshot)
+
+
+def test_past_2_31_elements():
+    n = (1 << 31) + 5000
+    self_t = torch.zeros(n, dtype=torch.int8, device=DEVICE)
+    idx_h = np.array([0, n - 1, (1 << 31) + 7, (1 << 31) + 7, 5], dtype=np.int64)
+    src = torch.tensor([1, 2, 3, 4, 5], dtype=torch.int8, device=DEVICE)
+    idx = torch.from_numpy(idx_h).to(DEVICE)
+    assert jitops.explain(jitops.index_add_, self_t, 0, idx, src)[0]["spec"]["offset"] == 64
+    jitops.index_add_(self_t, 0, idx, src)
+    assert [self_t[int(i)].item() for i in (0, n - 1, (1 << 31) + 7, 5)] == [1, 2, 7, 5]
+    assert int(self_t.sum().item()) == 15
+    jitops.index_fill_(self_t, 0, idx, 9)
+    assert self_t[n - 1].item() == 9 and self_t[(1 << 31) + 7].item() == 9
+    del self_t
+    torch.cuda.empty_cache()
+
+
+def test_numpy_in_place_and_errors():
+    rng = np.random.default_rng(12)
+    self_h = rng.standard_normal((10, 4)).astype(np.float32)
+    ref = self_h.copy()
+    idx = np.array([1, 1, 9])
+    src = rng.standard_normal((3, 4)).astype(np.float32)
+    np.add.at(ref, idx, src)
+    assert jitops.index_add_(self_h, 0, idx, src) is self_h
+    np.testing.assert_allclose(self_h, ref, rtol=1e-6)
+    frozen = self_h.copy()
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="self: expected a writable array"):
+        jitops.index_add_(frozen, 0, idx, src)
+    x = torch.zeros(5, 3, device=DEVICE)
+    with pytest.raises(ValueError, match="self: expected an array whose elements do not overlap"):
+        jitops.index_add_(torch.zeros(1, 3, device=DEVICE).expand(5, 3), 0, torch.tensor([0], device=DEVICE),
+                          torch.ones(1, 3, device=DEVICE))
+    with pytest.raises(TypeError, match="source: expected dtype float32 like self"):
+        jitops.index_add_(x, 0, torch.tensor([0], device=DEVICE), torch.ones(1, 3, device=DEVICE, dtype=torch.float64))
+    with pytest.raises(ValueError, match="reduce: expected 'sum', 'prod', 'mean', 'amax' or 'amin'"):
+        jitops.scatter_reduce_(x, 0, torch.zeros(1, 3, dtype=torch.int64, device=DEVICE), x, "max")
+    with pytest.raises(TypeError, match="alpha: expected an integer for an integer self"):
+        jitops.index_add_(torch.zeros(5, dtype=torch.int32, device=DEVICE), 0, torch.tensor([0], device=DEVICE),
+                          torch.ones(1, dtype=torch.int32, device=DEVICE), alpha=0.5)
+    jitops.set_index_checks("sync")
+    try:
+        with pytest.raises(IndexError, match="index_add_: index 5 is out of range for a dimension of size 5"):
+            jitops.index_add_(x, 0, torch.tensor([5], device=DEVICE), torch.ones(1, 3, device=DEVICE))
+    finally:
+        jitops.set_index_checks("async")
+    assert torch.equal(x, torch.zeros(5, 3, device=DEVICE))  # the bad row was not written
+    jitops.index_add_(x, 0, torch.tensor([4], device=DEVICE), torch.ones(1, 3, device=DEVICE))
+    assert x[4].sum().item() == 3
+
+
+def test_cupy_self():
+    cupy = pytest.importorskip("cupy")
+    self_c = cupy.zeros((6, 2), dtype=cupy.float64)
+    jitops.scatter_add_(self_c, 0, cupy.asarray([[0, 1], [0, 5]]), cupy.ones((2, 2)))
+    np.testing.assert_array_equal(cupy.asnumpy(self_c)[[0, 1, 5]], [[2, 0], [0, 1], [0, 1]])
