@@ -168,7 +168,10 @@ def test_scatter_add_and_reduce(dtype, index_dtype, ndim, layout):
             else:
                 jitops.scatter_reduce_(self_t, dim, index, src_t, reduce, include_self=include_self)
             pos = scatter_positions(idx, dim)
-            expect_reduced(self_t, before, pos, terms, reduce, include_self, dtype)
+            try:
+                expect_reduced(self_t, before, pos, terms, reduce, include_self, dtype)
+            except AssertionError as e:
+                raise AssertionError(f"reduce={reduce} include_self={include_self} dim={dim}: {e}") from None
 
 
 def expect_reduced(got, before, pos, terms, reduce, include_self, dtype):
@@ -186,11 +189,11 @@ def expect_reduced(got, before, pos, terms, reduce, include_self, dtype):
                 bound = np.where(touched, bound / div + 2 * EPS[dtype] * np.abs(ref), bound)
             check_float(got, ref, bound, dtype)
         else:
-            if reduce == "mean":
-                wide = start.astype(np.int64)
-                np.add.at(wide, pos, terms.astype(np.int64))
+            if reduce == "mean":  # PyTorch sums in the dtype (wrapping), then floor-divides
+                summed = start.copy()
+                np.add.at(summed, pos, terms)
                 div = np.where(touched, count + (1 if include_self else 0), 1).astype(np.int64)
-                ref = np.where(touched, np.floor_divide(wide, div), wide).astype(dtype)
+                ref = np.where(touched, np.floor_divide(summed.astype(np.int64), div), summed).astype(dtype)
             else:
                 ref = start.copy()
                 np.add.at(ref, pos, terms)
