@@ -4,6 +4,7 @@
 
 #include "jit/gather_source.h"
 #include "jit/scatter_source.h"
+#include "jit/sort_source.h"
 
 namespace jitops {
 
@@ -13,6 +14,8 @@ const KernelFamilyInfo& family_info(KernelFamily family) {
       return gather_family_info();
     case KernelFamily::Scatter:
       return scatter_family_info();
+    case KernelFamily::Sort:
+      return sort_family_info();
   }
   throw std::logic_error("unknown kernel family " + std::to_string(int(family)));
 }

@@ -12,6 +12,7 @@ namespace jitops {
 enum class KernelFamily : uint8_t {
   Gather = 1,
   Scatter = 2,
+  Sort = 3,
 };
 
 struct KernelSpec {

@@ -20,13 +20,19 @@ std::string scatter_body(const KernelSpec& s) {
   std::string element = scatter_element_type(f[F::kElement]);
   std::string params = "jitops::ScatterParams<" + std::to_string(f[F::kOffsetBits]) + ", " + std::to_string(param_dims) + ">";
   std::string call;
+  const char* index_type = f[F::kIndexBytes] == 4 ? "int" : "long long";
+  const std::string linear_args = element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
+                                  (generic ? "true" : "false");
   if (f[F::kOp] == kScatterMeanFinish) {
     call = "jitops::scatter_mean_finish<" + element + ", " + std::to_string(param_dims) + ", " +
            (generic ? "true" : "false") + ">(p);";
+  } else if (f[F::kOp] == kScatterDetKeys) {
+    call = "jitops::scatter_det_keys<" + linear_args + ">(p);";
+  } else if (f[F::kOp] == kScatterDetReduce) {
+    call = "jitops::scatter_det_reduce<" + linear_args + ", " + (f[F::kAlpha] ? "true" : "false") + ">(p);";
   } else {
     std::string common = std::to_string(f[F::kOp]) + ", " + std::to_string(f[F::kVec]) + ", " +
                          (f[F::kAlpha] ? "true" : "false") + ", " + std::to_string(f[F::kUnroll]);
-    const char* index_type = f[F::kIndexBytes] == 4 ? "int" : "long long";
     if (dims == 2)
       call = "jitops::scatter_2d<" + element + ", " + index_type + ", " + common + ">(p);";
     else

@@ -246,4 +246,70 @@ __device__ __forceinline__ void scatter_mean_finish(const P& p) {
   }
 }
 
+// ---- Deterministic sums (deterministic=True): every unit gets the key
+// (destination element << 32 | unit); after an ascending sort, the first unit
+// of each destination's run adds the run's terms in unit order and writes the
+// result once. Same inputs, same order, same bits, run after run.
+constexpr unsigned long long kNoKey = ~0ull;
+
+template <typename T, typename IndexT, int Dims, bool Generic, typename P>
+__device__ __forceinline__ void scatter_det_keys(const P& p) {
+  typedef typename P::Linear Linear;
+  typedef typename P::Stride Stride;
+  for (Linear u = (Linear)blockIdx.x * blockDim.x + threadIdx.x; u < p.numel; u += (Linear)gridDim.x * blockDim.x) {
+    Stride off[4];
+    scatter_offsets<Dims, Generic>(p, u, off);
+    const IndexT raw = load_readonly(static_cast<const IndexT*>(p.index) + off[2]);
+    unsigned long long key = kNoKey;
+    if ((uint64_t)(int64_t)raw < (uint64_t)p.axis_size) {
+      const unsigned long long dest = (unsigned long long)(off[3] + (Stride)(int64_t)raw * p.counts_axis_stride);
+      key = (dest << 32) | (unsigned long long)u;
+    } else {
+      report_bad_index(p.error, (int64_t)raw, p.axis_size, p.op_code);
+    }
+    p.keys[u] = key;
+  }
+}
+
+template <typename T> struct Accumulator { typedef float type; };
+template <> struct Accumulator<double> { typedef double type; };
+template <> struct Accumulator<long long> { typedef long long type; };
+template <> struct Accumulator<int> { typedef long long type; };
+
+template <typename T, typename IndexT, int Dims, bool Generic, bool HasAlpha, typename P>
+__device__ __forceinline__ void scatter_det_reduce(const P& p) {
+  typedef typename P::Linear Linear;
+  typedef typename P::Stride Stride;
+  typedef typename Accumulator<T>::type Acc;
+  for (Linear s = (Linear)blockIdx.x * blockDim.x + threadIdx.x; s < p.numel; s += (Linear)gridDim.x * blockDim.x) {
+    const unsigned long long key = p.keys[s];
+    if (key == kNoKey) continue;
+    const unsigned long long dest = key >> 32;
+    if (s > 0 && p.keys[s - 1] != kNoKey && (p.keys[s - 1] >> 32) == dest) continue;  // not the run's first
+    Stride off[4];
+    scatter_offsets<Dims, Generic>(p, (Linear)(key & 0xFFFFFFFFull), off);
+    const IndexT raw = load_readonly(static_cast<const IndexT*>(p.index) + off[2]);
+    T* self = static_cast<T*>(p.self) + off[0] + (Stride)(int64_t)raw * p.axis_stride;
+    Acc acc = Acc(0);
+    if (p.include_self) {
+      if constexpr (same_type<Acc, float>::value) acc = to_float(*self);
+      else acc = (Acc)*self;
+    }
+    int64_t terms = 0;
+    for (Linear t = s; t < p.numel; ++t) {
+      const unsigned long long k = p.keys[t];
+      if (k == kNoKey || (k >> 32) != dest) break;
+      Stride o[4];
+      scatter_offsets<Dims, Generic>(p, (Linear)(k & 0xFFFFFFFFull), o);
+      T v = load_readonly(static_cast<const T*>(p.src) + o[1]);
+      if constexpr (HasAlpha) v = scale(v, p);
+      if constexpr (same_type<Acc, float>::value) acc += to_float(v);
+      else acc += (Acc)v;
+      ++terms;
+    }
+    if (p.mean) acc = acc / (Acc)(terms + p.include_self);
+    *self = T(acc);
+  }
+}
+
 }  // namespace jitops

@@ -310,3 +310,37 @@ def test_cupy_self():
     self_c = cupy.zeros((6, 2), dtype=cupy.float64)
     jitops.scatter_add_(self_c, 0, cupy.asarray([[0, 1], [0, 5]]), cupy.ones((2, 2)))
     np.testing.assert_array_equal(cupy.asnumpy(self_c)[[0, 1, 5]], [[2, 0], [0, 1], [0, 1]])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_deterministic_is_bitwise_reproducible(dtype):
+    rng = np.random.default_rng(seed("deterministic", dtype))
+    tdt = getattr(torch, dtype)
+    self0 = torch.from_numpy(rng.standard_normal((50, 33))).to(DEVICE).to(tdt)
+    idx = torch.from_numpy(rng.integers(0, 50, 4000)).to(DEVICE)  # ~80 terms per row: order matters
+    src = torch.from_numpy(rng.standard_normal((4000, 33))).to(DEVICE).to(tdt)
+    sidx = torch.from_numpy(rng.integers(0, 50, (3000, 33))).to(DEVICE)
+    ssrc = torch.from_numpy(rng.standard_normal((3000, 33))).to(DEVICE).to(tdt)
+    calls = [
+        ("index_add_", lambda s: jitops.index_add_(s, 0, idx, src, alpha=0.5, deterministic=True)),
+        ("scatter_add_", lambda s: jitops.scatter_add_(s, 0, sidx, ssrc, deterministic=True)),
+        ("sum", lambda s: jitops.scatter_reduce_(s, 0, sidx, ssrc, "sum", include_self=False, deterministic=True)),
+        ("mean", lambda s: jitops.scatter_reduce_(s, 0, sidx, ssrc, "mean", deterministic=True)),
+    ]
+    for name, call in calls:
+        results = []
+        for _ in range(10):
+            s = self0.clone()
+            call(s)
+            results.append(s)
+        for r in results[1:]:
+            assert torch.equal(r.flatten().view(torch.uint8), results[0].flatten().view(torch.uint8)), name
+        before = host(self0)
+        if name == "index_add_":
+            terms = host(src) * round_to(0.5, dtype)
+            ref, bound = accumulate_reference(before, idx.cpu().numpy(), terms, dtype)
+            check_float(results[0], ref, bound, dtype)
+        else:
+            pos = scatter_positions(sidx.cpu().numpy(), 0)
+            expect_reduced(results[0], before, pos, host(ssrc), "add" if name == "scatter_add_" else name,
+                           name != "sum", dtype)

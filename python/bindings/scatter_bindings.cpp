@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <vector>
 #include <string>
 
 #include "jitops/scatter_params.h"
@@ -55,18 +56,20 @@ void check_writable_self(const CallArrays& call) {
                      "or jax's .at[] updates");
 }
 
-// A scratch buffer on the call's stream, freed (stream-ordered) when done.
+// A scratch buffer of 32-bit words set to `fill`, on the call's stream, freed
+// (stream-ordered) when done.
 class StreamScratch {
  public:
-  StreamScratch(const CallArrays& call, size_t count) : stream_(call.stream()) {
+  StreamScratch(const CallArrays& call, size_t words, unsigned fill) : stream_(call.stream()) {
     device_context(call.device()).make_current();
-    JITOPS_CU(driver().cuMemAllocAsync(&ptr_, count * sizeof(int), stream_), "cuMemAllocAsync");
-    JITOPS_CU(driver().cuMemsetD32Async(ptr_, 0, count, stream_), "cuMemsetD32Async");
+    JITOPS_CU(driver().cuMemAllocAsync(&ptr_, words * 4, stream_), "cuMemAllocAsync");
+    JITOPS_CU(driver().cuMemsetD32Async(ptr_, fill, words, stream_), "cuMemsetD32Async");
   }
   ~StreamScratch() {
     if (ptr_) driver().cuMemFreeAsync(ptr_, stream_);
   }
   int* data() const { return reinterpret_cast<int*>(ptr_); }
+  unsigned long long* keys() const { return reinterpret_cast<unsigned long long*>(ptr_); }
 
  private:
   CUstream stream_;
@@ -83,7 +86,36 @@ py::object run_plans(CallArrays& call, ScatterProblem* problems, int count, py::
   return execute(call, plans, planned, py::reinterpret_borrow<py::object>(self), kSlotSelf, explain_arch);
 }
 
-py::object index_add_like(PyObject* const* a, int op, int op_code, PyObject* alpha) {
+bool flag_arg(PyObject* v) {
+  if (!v) return false;
+  int truth = PyObject_IsTrue(v);
+  if (truth < 0) throw py::error_already_set();
+  return truth != 0;
+}
+
+// deterministic=True for a floating sum: keys, sort, one ordered sum per destination.
+py::object run_deterministic(CallArrays& call, ScatterProblem p, bool mean, py::handle self, int explain_arch) {
+  const TensorDesc& s = call[kSlotSelf];
+  if (p.space.numel() >= (int64_t(1) << 32) || s.numel() >= (int64_t(1) << 31))
+    throw value_error("deterministic: supported up to 2^32 source elements into up to 2^31 elements of self (got " +
+                      std::to_string(p.space.numel()) + " into " + std::to_string(s.numel()) + ")");
+  const size_t n = sort_length(p.space.numel());
+  std::unique_ptr<StreamScratch> keys;
+  unsigned long long* key_ptr = reinterpret_cast<unsigned long long*>(uintptr_t(256));  // planned, never launched
+  if (explain_arch < 0 && p.space.numel() > 0) {
+    keys = std::make_unique<StreamScratch>(call, n * 2, 0xFFFFFFFFu);
+    key_ptr = keys->keys();
+  }
+  std::vector<LaunchPlan> plans;
+  plan_deterministic_sum(p, mean, key_ptr, planning_device(call, explain_arch), planning_error_slot(call, explain_arch),
+                         plans);
+  return execute(call, plans.data(), int(plans.size()), py::reinterpret_borrow<py::object>(self), kSlotSelf,
+                 explain_arch);
+}
+
+bool is_floating(DType d) { return dtype_info(d).kind == DTypeKind::Float; }
+
+py::object index_add_like(PyObject* const* a, int op, int op_code, PyObject* alpha, bool deterministic = false) {
   CallArrays call({{"self", a[0]}, {"index", a[2]}, {"source", a[3]}}, or_none(a[5]));
   enter_call(call);
   check_writable_self(call);
@@ -98,15 +130,18 @@ py::object index_add_like(PyObject* const* a, int op, int op_code, PyObject* alp
     p.alpha = s.integral ? double(s.i) : s.f;
     p.alpha_int = s.integral ? s.i : int64_t(s.f);
   }
+  if (deterministic && op == kScatterAdd && is_floating(call[kSlotSelf].dtype))
+    return run_deterministic(call, p, false, a[0], explain_arg(a[6]));
   return run_plans(call, &p, 1, a[0], explain_arg(a[6]));
 }
 
-const char* const kIndexAddNames[] = {"self", "dim", "index", "source", "alpha", "stream", "_explain"};
-const FastSignature kIndexAddSig{"index_add_", kIndexAddNames, 7, 5, 4};
+const char* const kIndexAddNames[] = {"self", "dim", "index", "source", "alpha", "deterministic", "stream",
+                                      "_explain"};
+const FastSignature kIndexAddSig{"index_add_", kIndexAddNames, 8, 5, 4};
 py::object index_add_body(PyObject* const* a) {
-  PyObject* args[7] = {a[0], a[1], a[2], a[3], a[4], a[5], a[6]};
   // index_add_like reads the stream at [5] and explain at [6].
-  return index_add_like(args, kScatterAdd, kOpIndexAdd, a[4]);
+  PyObject* args[7] = {a[0], a[1], a[2], a[3], a[4], a[6], a[7]};
+  return index_add_like(args, kScatterAdd, kOpIndexAdd, a[4], flag_arg(a[5]));
 }
 
 const char* const kIndexCopyNames[] = {"self", "dim", "index", "source", "stream", "_explain"};
@@ -127,7 +162,7 @@ py::object index_fill_body(PyObject* const* a) {
 }
 
 py::object scatter_like(PyObject* const* a, const std::string& reduce, bool include_self, PyObject* stream,
-                        PyObject* explain, int op_code) {
+                        PyObject* explain, int op_code, bool deterministic) {
   CallArrays call({{"self", a[0]}, {"index", a[2]}, {"src", a[3]}}, or_none(stream));
   enter_call(call);
   check_writable_self(call);
@@ -139,13 +174,21 @@ py::object scatter_like(PyObject* const* a, const std::string& reduce, bool incl
   int count = 0;
   std::unique_ptr<StreamScratch> counts;
   const bool mean = reduce == "mean";
+  if (deterministic && reduce == "prod" && is_floating(self.dtype))
+    throw value_error("deterministic: supported for reduce='sum' and 'mean' (amax and amin are deterministic "
+                      "already; got 'prod')");
+  if (deterministic && op == kScatterAdd && is_floating(self.dtype)) {
+    ScatterProblem p = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], kScatterAdd, op_code);
+    p.include_self = include_self;
+    return run_deterministic(call, p, mean, a[0], explain_arch);
+  }
   if (!include_self || mean) {
     ScatterProblem prepare = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], kScatterPrepare, op_code);
     prepare.include_self = include_self;
     encode_scalar(self.dtype, reduction_identity(self.dtype, op), prepare.value);
     if (mean && self.numel() > 0) {
       if (explain_arch < 0) {
-        counts = std::make_unique<StreamScratch>(call, size_t(self.numel()));
+        counts = std::make_unique<StreamScratch>(call, size_t(self.numel()), 0u);
         prepare.counts = counts->data();
       } else {
         prepare.counts = reinterpret_cast<int*>(uintptr_t(256));  // planned, never launched
@@ -158,12 +201,15 @@ py::object scatter_like(PyObject* const* a, const std::string& reduce, bool incl
   return run_plans(call, passes, count, a[0], explain_arch);
 }
 
-const char* const kScatterAddNames[] = {"self", "dim", "index", "src", "stream", "_explain"};
-const FastSignature kScatterAddSig{"scatter_add_", kScatterAddNames, 6, 4, 4};
-py::object scatter_add_body(PyObject* const* a) { return scatter_like(a, "sum", true, a[4], a[5], kOpScatterAdd); }
+const char* const kScatterAddNames[] = {"self", "dim", "index", "src", "deterministic", "stream", "_explain"};
+const FastSignature kScatterAddSig{"scatter_add_", kScatterAddNames, 7, 4, 4};
+py::object scatter_add_body(PyObject* const* a) {
+  return scatter_like(a, "sum", true, a[5], a[6], kOpScatterAdd, flag_arg(a[4]));
+}
 
-const char* const kScatterReduceNames[] = {"self", "dim", "index", "src", "reduce", "include_self", "stream", "_explain"};
-const FastSignature kScatterReduceSig{"scatter_reduce_", kScatterReduceNames, 8, 6, 5};
+const char* const kScatterReduceNames[] = {"self", "dim", "index", "src", "reduce", "include_self", "deterministic",
+                                           "stream", "_explain"};
+const FastSignature kScatterReduceSig{"scatter_reduce_", kScatterReduceNames, 9, 6, 5};
 py::object scatter_reduce_body(PyObject* const* a) {
   if (!PyUnicode_Check(a[4]))
     throw type_error(std::string("reduce: expected a str (got ") + Py_TYPE(a[4])->tp_name + ")");
@@ -173,7 +219,8 @@ py::object scatter_reduce_body(PyObject* const* a) {
     if (truth < 0) throw py::error_already_set();
     include_self = truth != 0;
   }
-  return scatter_like(a, py::str(a[4]).cast<std::string>(), include_self, a[6], a[7], kOpScatterReduce);
+  return scatter_like(a, py::str(a[4]).cast<std::string>(), include_self, a[7], a[8], kOpScatterReduce,
+                      flag_arg(a[6]));
 }
 
 #define JITOPS_FAST(sig, body) \
@@ -181,10 +228,12 @@ py::object scatter_reduce_body(PyObject* const* a) {
 
 PyMethodDef kDefs[] = {
     {"index_add_", JITOPS_FAST(kIndexAddSig, index_add_body), METH_FASTCALL | METH_KEYWORDS,
-     "index_add_(self, dim, index, source, alpha=1, *, stream=None)\n--\n\n"
+     "index_add_(self, dim, index, source, alpha=1, *, deterministic=False, stream=None)\n--\n\n"
      "Add ``alpha * source`` into ``self`` at ``index`` along ``dim``, in place, like\n"
      "``torch.Tensor.index_add_``; returns ``self``. Repeated indices accumulate.\n"
-     "``source`` has ``self``'s shape with ``dim`` of size ``len(index)``."},
+     "``source`` has ``self``'s shape with ``dim`` of size ``len(index)``.\n"
+     "``deterministic=True`` (floating types): the same bits on every run; the terms of each\n"
+     "element are summed in source order after a sort, slower than the atomic default."},
     {"index_copy_", JITOPS_FAST(kIndexCopySig, index_copy_body), METH_FASTCALL | METH_KEYWORDS,
      "index_copy_(self, dim, index, source, *, stream=None)\n--\n\n"
      "Copy ``source`` into ``self`` at ``index`` along ``dim``, in place, like\n"
@@ -195,15 +244,17 @@ PyMethodDef kDefs[] = {
      "Fill ``self`` with ``value`` at ``index`` along ``dim``, in place, like\n"
      "``torch.Tensor.index_fill_``; returns ``self``."},
     {"scatter_add_", JITOPS_FAST(kScatterAddSig, scatter_add_body), METH_FASTCALL | METH_KEYWORDS,
-     "scatter_add_(self, dim, index, src, *, stream=None)\n--\n\n"
+     "scatter_add_(self, dim, index, src, *, deterministic=False, stream=None)\n--\n\n"
      "``self[index[i][j]][j] += src[i][j]`` (for ``dim=0``), in place, like\n"
-     "``torch.Tensor.scatter_add_`` (numpy: ``np.add.at``); returns ``self``."},
+     "``torch.Tensor.scatter_add_`` (numpy: ``np.add.at``); returns ``self``.\n"
+     "``deterministic=True``: bitwise-reproducible floating sums (see index_add_)."},
     {"scatter_reduce_", JITOPS_FAST(kScatterReduceSig, scatter_reduce_body), METH_FASTCALL | METH_KEYWORDS,
-     "scatter_reduce_(self, dim, index, src, reduce, include_self=True, *, stream=None)\n--\n\n"
+     "scatter_reduce_(self, dim, index, src, reduce, include_self=True, *, deterministic=False, stream=None)\n--\n\n"
      "Reduce ``src`` into ``self`` at ``index`` along ``dim`` with ``reduce`` in 'sum',\n"
      "'prod', 'mean', 'amax', 'amin', in place, like ``torch.Tensor.scatter_reduce_``;\n"
      "returns ``self``. With ``include_self=False`` the elements of ``self`` that receive\n"
-     "values are reduced over those values only. Integer means round down."},
+     "values are reduced over those values only. Integer means round down.\n"
+     "``deterministic=True``: bitwise-reproducible 'sum' and 'mean' for floating types."},
 };
 
 }  // namespace

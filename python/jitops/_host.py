@@ -117,14 +117,14 @@ def run_op(name, *args, **kwargs):
     bound.apply_defaults()
     names = list(bound.arguments)
     values = list(bound.arguments.values())
-    stream = values.pop()  # stream= is the last parameter of every op
+    stream = bound.arguments.get("stream")
     device = next((_device_of(values[i]) for i in arrays if values[i] is not None and not _is_host(values[i])), 0)
     originals = {}
     for i in arrays:
         if _is_host(values[i]):
             originals[i] = values[i]
             host, dtype = _as_numpy(values[i], names[i], i in indices)
-            values[i] = to_device(host, dtype, device)
+            bound.arguments[names[i]] = to_device(host, dtype, device)
     host_out = originals.get(out_pos)
     if host_out is not None:
         what = names[out_pos]
@@ -133,7 +133,7 @@ def run_op(name, *args, **kwargs):
         if isinstance(host_out, np.ndarray) and not host_out.flags.writeable:
             raise ValueError(f"{what}: expected a writable array (got a read-only numpy array)")
     extra = {} if explain is None else {"_explain": explain}
-    result = fn(*values, stream=stream, **extra)
+    result = fn(*bound.args, **bound.kwargs, **extra)
     if explain is not None:
         return result
     if stream is not None:

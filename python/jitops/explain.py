@@ -52,12 +52,11 @@ def explain(op, *args, arch=None, **kwargs):
     fn, array_positions, index_positions, _ = OPS[name]
     bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
-    names = list(bound.arguments)
-    values = list(bound.arguments.values())
     arch_value = _config.parse_arch(arch) if arch is not None else _config.default_arch()
+    names = list(bound.arguments)
     for i in array_positions:
-        if values[i] is not None and _host._is_host(values[i]):
-            values[i] = _virtual(values[i], names[i], i in index_positions)
-    stream = values.pop()
-    reports = fn(*values, stream=stream, _explain=arch_value if arch_value is not None else 0)
+        value = bound.arguments[names[i]]
+        if value is not None and _host._is_host(value):
+            bound.arguments[names[i]] = _virtual(value, names[i], i in index_positions)
+    reports = fn(*bound.args, **bound.kwargs, _explain=arch_value if arch_value is not None else 0)
     return [KernelReport(r) for r in reports]

@@ -108,6 +108,8 @@ ScatterProblem index_add_problem(const TensorDesc& self, int64_t dim, const Tens
   ScatterProblem p = base(self, index, op, op_code, op != kScatterCopy);
   p.src = source.data;
   const int64_t index_stride = index.ndim == 1 ? index.strides[0] : 1;
+  int64_t cstrides[kMaxTensorDims];
+  counts_strides(self, cstrides);
   IterationSpace& s = p.space;
   s.ndim = xn;
   for (int i = 0; i < xn; ++i) {
@@ -115,10 +117,11 @@ ScatterProblem index_add_problem(const TensorDesc& self, int64_t dim, const Tens
     s.strides[kSelfOperand][i] = i == d || self.ndim == 0 ? 0 : self.strides[i];
     s.strides[kSrcOperand][i] = source.ndim == 0 ? 0 : source.strides[i];
     s.strides[kIndexOperand][i] = i == d ? index_stride : 0;
-    s.strides[kCountsOperand][i] = 0;
+    s.strides[kCountsOperand][i] = i == d || self.ndim == 0 ? 0 : cstrides[i];  // destination ids (deterministic)
   }
   p.axis_size = dim_size(self, d);
   p.axis_stride = self.ndim == 0 ? 0 : self.strides[d];
+  p.counts_axis_stride = self.ndim == 0 ? 0 : cstrides[d];
   return p;
 }
 

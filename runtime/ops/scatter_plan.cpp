@@ -4,7 +4,9 @@
 #include <cstring>
 
 #include "jit/scatter_source.h"
+#include "jit/sort_source.h"
 #include "jitops/scatter_params.h"
+#include "jitops/sort_params.h"
 #include "runtime/arg_error.h"
 
 namespace jitops {
@@ -76,6 +78,8 @@ void fill_params(const ScatterProblem& p, IndexErrorSlot* slot, LaunchPlan& plan
   params.alpha = p.alpha;
   params.alpha_int = p.alpha_int;
   params.include_self = p.include_self ? 1 : 0;
+  params.mean = p.mean ? 1 : 0;
+  params.keys = p.keys;
   std::memcpy(params.value, p.value, sizeof(params.value));
   for (int d = 0; d < Dims; ++d) {
     const bool used = d < s.ndim;
@@ -115,7 +119,8 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // them all, loading each index once (PyTorch's indexFuncSmallIndex).
   // It pays only when the slice alone gives every SM two blocks; below that
   // the large-index regime spreads the indices over the grid too.
-  bool small_index = s.ndim == 2 && p.op != kScatterMeanFinish && s.strides[kIndexOperand][0] != 0 &&
+  const bool linear_pass = p.op == kScatterMeanFinish || p.op == kScatterDetKeys || p.op == kScatterDetReduce;
+  bool small_index = s.ndim == 2 && !linear_pass && s.strides[kIndexOperand][0] != 0 &&
                      s.strides[kIndexOperand][1] == 0 && s.sizes[0] <= kSmallIndexThreshold;
   LaunchShape shape;
   if (small_index) {
@@ -136,22 +141,59 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   plan.spec.fields[F::kOp] = p.op;
   plan.spec.fields[F::kVec] = vec;
   plan.spec.fields[F::kAlpha] = p.has_alpha;
-  plan.spec.fields[F::kUnroll] = p.op == kScatterMeanFinish ? 1 : shape.unroll;
+  plan.spec.fields[F::kUnroll] = linear_pass ? 1 : shape.unroll;
   plan.spec.fields[F::kMaxThreads] = tuning.threads;
-  plan.regime = shape.dims == 2 && p.op != kScatterMeanFinish ? (small_index ? "small-index" : "large-index") : nullptr;
+  plan.regime = shape.dims == 2 && !linear_pass ? (small_index ? "small-index" : "large-index") : nullptr;
   if (bits == 32)
     fill_for_dims<32>(p, shape.dims, error_slot, plan);
   else
     fill_for_dims<64>(p, shape.dims, error_slot, plan);
   std::copy(shape.grid, shape.grid + 3, plan.grid);
   std::copy(shape.block, shape.block + 3, plan.block);
-  if (p.op == kScatterMeanFinish) {  // a grid-stride loop over self, whatever its dims
+  if (p.op == kScatterMeanFinish || p.op == kScatterDetKeys || p.op == kScatterDetReduce) {
+    // a grid-stride loop over the units, whatever the dims
     plan.block[0] = unsigned(tuning.threads);
     plan.block[1] = 1;
     plan.grid[0] = grid_blocks(s.numel(), tuning.threads, tuning.threads, device, tuning.waves);
     plan.grid[1] = 1;
   }
   return true;
+}
+
+size_t sort_length(int64_t units) {
+  size_t n = 1;
+  while (int64_t(n) < units) n <<= 1;
+  return n;
+}
+
+void plan_deterministic_sum(ScatterProblem p, bool mean, unsigned long long* keys, const DeviceInfo& device,
+                            IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans) {
+  const int64_t units = p.space.numel();
+  if (units == 0) return;
+  p.keys = keys;
+  p.mean = mean;
+  plans.emplace_back();
+  p.op = kScatterDetKeys;
+  plan_scatter(p, device, error_slot, plans.back());
+  const uint32_t n = uint32_t(sort_length(units));
+  KernelSpec sort_spec;
+  sort_spec.family = KernelFamily::Sort;
+  sort_spec.fields[SortSpecFields::kMaxThreads] = 256;
+  const unsigned blocks = grid_blocks(n, 256, 256, device, 4);
+  for (uint32_t k = 2; k <= n && n > 1; k <<= 1) {
+    for (uint32_t j = k >> 1; j > 0; j >>= 1) {
+      plans.emplace_back();
+      LaunchPlan& plan = plans.back();
+      plan.spec = sort_spec;
+      plan.block[0] = 256;
+      plan.grid[0] = blocks;
+      SortParams sp{keys, n, j, k, 0};
+      plan.set_params(sp);
+    }
+  }
+  plans.emplace_back();
+  p.op = kScatterDetReduce;
+  plan_scatter(p, device, error_slot, plans.back());
 }
 
 }  // namespace jitops

@@ -2,6 +2,8 @@
 // (with self, src, index and counts strides) to a specialization, a
 // parameter block and a grid.
 #pragma once
+#include <vector>
+
 #include "runtime/collapse.h"
 #include "runtime/launch.h"
 #include "runtime/launch_shape.h"
@@ -29,6 +31,8 @@ struct ScatterProblem {
   unsigned char value[16] = {};
   int64_t self_lo = 0, self_hi = 0;  // self's span in element offsets
   bool include_self = true;
+  bool mean = false;                    // deterministic reduce: divide by the term count
+  unsigned long long* keys = nullptr;   // deterministic passes
   int op_code = 0;
 };
 
@@ -38,5 +42,12 @@ constexpr int64_t kSmallIndexThreshold = 16;
 
 bool plan_scatter(ScatterProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
                   const LaunchTuning& tuning = LaunchTuning());
+
+// Deterministic sums: the launches for `problem` (a kScatterAdd pass whose
+// counts strides give each destination element's C-order id), using `keys`
+// (room for sort_length(units) keys, set to ~0). Appends to `plans`.
+size_t sort_length(int64_t units);
+void plan_deterministic_sum(ScatterProblem problem, bool mean, unsigned long long* keys, const DeviceInfo& device,
+                            IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans);
 
 }  // namespace jitops

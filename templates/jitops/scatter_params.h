@@ -21,6 +21,8 @@ enum ScatterOp : int32_t {
   kScatterMin = 5,     // self = min(self, src) (atomic)
   kScatterPrepare = 6, // include_self=False / mean: self = value (the identity), counts += 1
   kScatterMeanFinish = 7,  // over self: self /= counts (+1 with include_self) where counts > 0
+  kScatterDetKeys = 8,     // deterministic sums: key = (destination, unit) per unit, for sorting
+  kScatterDetReduce = 9,   // ... then one thread per destination adds its units in unit order
 };
 
 template <int Bits, int Dims>
@@ -45,7 +47,8 @@ struct ScatterParams {
   double alpha;        // index_add_'s alpha for floating types
   int64_t alpha_int;   // ... for integer types
   int32_t include_self;
-  int32_t pad;
+  int32_t mean;        // deterministic reduce: divide by the number of terms (+ include_self)
+  unsigned long long* keys;  // deterministic passes: one sort key per unit
   unsigned char value[16];  // index_fill_'s value / the identity, as the element's bits
   Divider sizes[Dims];
   Stride self_strides[Dims];

@@ -12,6 +12,9 @@ M = 1 << 20
 class Case:
     name: str
     build: Callable  # (torch, device, index_dtype) -> (jitops_fn, torch_fn, min_bytes)
+    # In-place float accumulation: results depend on the order atomics land in,
+    # so they are checked with a tolerance instead of bit for bit.
+    rtol: float = 0.0
 
 
 def _index_select(dtype, shape, dim, n_index):
@@ -47,6 +50,52 @@ def _gather(dtype, x_shape, idx_shape, dim):
     return Case(f"gather {dtype} x({xs}) idx({ids}) dim{dim}", build)
 
 
+def _tolerance(dtype):
+    return {"float32": 1e-4, "float16": 2e-2, "bfloat16": 1e-1}[dtype]
+
+
+def _index_add(dtype, self_shape, dim, n_index, src_shape=None):
+    def build(torch, device, index_dtype):
+        import jitops
+
+        tdt = getattr(torch, dtype)
+        base = torch.randn(self_shape, device=device).to(tdt)
+        shape = list(self_shape)
+        shape[dim] = n_index
+        src = torch.randn(src_shape or shape, device=device).to(tdt)
+        idx = torch.randint(0, self_shape[dim], (n_index,), device=device, dtype=index_dtype)
+        ours, theirs = base.clone(), base.clone()
+        min_bytes = 3 * src.numel() * src.element_size() + n_index * idx.element_size()
+        return (lambda: jitops.index_add_(ours, dim, idx, src)), (lambda: theirs.index_add_(dim, idx, src)), min_bytes
+
+    dims = "x".join(str(s) for s in self_shape)
+    srcs = "x".join(str(s) for s in (src_shape or [n_index if i == dim else s for i, s in enumerate(self_shape)]))
+    return Case(f"index_add {dtype} self({dims}) dim{dim} src({srcs}) idx{n_index}", build, _tolerance(dtype))
+
+
+def _scatter_add(dtype, rows, width, n):
+    def build(torch, device, index_dtype):
+        import jitops
+
+        tdt = getattr(torch, dtype)
+        base = torch.randn(rows, width, device=device).to(tdt)
+        src = torch.randn(n, width, device=device).to(tdt)
+        idx = torch.randint(0, rows, (n, 1), device=device, dtype=index_dtype).expand(n, width)
+        ours, theirs = base.clone(), base.clone()
+        # the index counts once per row (it is expanded), self's touched rows are read and written
+        min_bytes = src.numel() * src.element_size() + n * idx.element_size() + 2 * base.numel() * base.element_size()
+        return (lambda: jitops.scatter_add_(ours, 0, idx, src)), (lambda: theirs.scatter_add_(0, idx, src)), min_bytes
+
+    return Case(f"scatter_add {dtype} self({rows},{width}) src({n},{width}) idx({n},1) expanded", build,
+                _tolerance(dtype))
+
+
+def _hot_rows(dtype, rows, width, n):
+    case = _index_add(dtype, (rows, width), 0, n)
+    case.name = f"index_add hot rows {dtype} self({rows},{width}) src({n},{width})"
+    return case
+
+
 CASES = [
     _index_select("float32", (50000, 1024), 0, 8192),
     _index_select("float32", (1024, 32768), 1, 4096),
@@ -56,4 +105,15 @@ CASES = [
     _gather("float32", (5100, 38506), (5100, 1), 1),
     _gather("float32", (100, 128), (100, 64), 1),
     _gather("float32", (5100, 128), (5100, 96), 1),
+    _index_add("float32", (32 * M,), 0, 15),
+    _index_add("float32", (32768, 1024), 0, 15),
+    _index_add("float32", (32, 1024, 1024), 0, 15),
+    _index_add("float32", (32 * M,), 0, 1024),
+    _index_add("float32", (32768, 1024), 0, 1024),
+    _index_add("float16", (32, 1024, 1024), 0, 15),
+    _index_add("bfloat16", (32768, 1024), 0, 1024),
+    _index_add("float32", (4096, 4096), 1, 512),
+    _scatter_add("float32", 100000, 128, M),
+    _scatter_add("float16", 100000, 128, M),
+    _hot_rows("float32", 64, 128, M),
 ]

@@ -1,0 +1,78 @@
+"""The accumulate family's specialization, planned for an architecture with
+no GPU: element type, vector width, regime, passes."""
+
+import pytest
+
+import jitops
+from jitops import VirtualArray as V
+
+M = 1 << 20
+
+
+def plans(op, *args, **kwargs):
+    return jitops.explain(op, *args, arch="sm_90", **kwargs)
+
+
+def test_index_add_rows_vectorize_and_pick_a_regime():
+    (r,) = plans("index_add_", V([32, 1024, 1024], "float32"), 0, V([15], "int64"), V([15, 1024, 1024], "float32"))
+    assert r["spec"]["vec"] == 4 and r["spec"]["op"] == 0 and r["regime"] == "small-index"
+    (r,) = plans("index_add_", V([32768, 1024], "float32"), 0, V([1024], "int64"), V([1024, 1024], "float32"))
+    assert r["regime"] == "large-index"
+    (r,) = plans("index_add_", V([32768, 1024], "bfloat16"), 0, V([1024], "int32"), V([1024, 1024], "bfloat16"))
+    assert r["spec"]["vec"] == 8 and r["spec"]["element"] == 6 and r["spec"]["index"] == 4
+    # A few indices into a narrow slice would leave the small-index grid on one SM: large-index instead.
+    (r,) = plans("index_add_", V([32768, 1024], "float32"), 0, V([15], "int64"), V([15, 1024], "float32"))
+    assert r["regime"] == "large-index"
+
+
+def test_index_add_dim1_and_alpha():
+    (r,) = plans("index_add_", V([4096, 4096], "float32"), 1, V([512], "int64"), V([4096, 512], "float32"), alpha=2)
+    assert r["spec"]["vec"] == 1 and r["spec"]["alpha"] == 1 and r["spec"]["dims"] == 2
+    assert "scatter_2d<float, long long, 0, 1, true" in r["source"]
+
+
+def test_sources_name_their_ops():
+    (fill,) = plans("index_fill_", V([100, 64], "float16"), 1, V([3], "int64"), 1.5)
+    assert fill["spec"]["op"] == 2 and "__half" in fill["source"]
+    (copy,) = plans("index_copy_", V([100, 64], "uint16"), 0, V([3], "int64"), V([3, 64], "uint16"))
+    assert copy["spec"]["op"] == 1 and copy["spec"]["element"] == 2  # uint16 copies move 16-bit words
+    assert [p["spec"]["op"] for p in plans("scatter_reduce_", V([10, 8], "float32"), 0, V([20, 8], "int64"),
+                                           V([20, 8], "float32"), "mean", include_self=False)] == [6, 0, 7]
+    assert [p["spec"]["op"] for p in plans("scatter_reduce_", V([10, 8], "int32"), 0, V([20, 8], "int64"),
+                                           V([20, 8], "int32"), "amax")] == [4]
+
+
+def test_scatter_add_expanded_index_is_2d_and_vectorized():
+    (r,) = plans("scatter_add_", V([100000, 128], "float32"), 0, V([M, 128], "int64", strides=[1, 0]),
+                 V([M, 128], "float32"))
+    assert r["spec"]["dims"] == 2 and r["spec"]["vec"] == 4
+
+
+def test_deterministic_plans_keys_sort_reduce():
+    rs = plans("index_add_", V([100, 64], "float32"), 0, V([1000], "int64"), V([1000, 64], "float32"),
+               deterministic=True)
+    assert rs[0]["spec"]["op"] == 8 and rs[-1]["spec"]["op"] == 9
+    n = 1 << 16  # 64000 units pad to 2^16: log2(n) * (log2(n) + 1) / 2 bitonic steps
+    assert len(rs) == 2 + 16 * 17 // 2 and rs[1]["family"] == "sort"
+
+
+BAD = [
+    ("index_add_", (V([5, 3], "float32"), 0, V([2], "int64"), V([2, 4], "float32")), {}, ValueError,
+     "source: expected self's shape (5,3) with dimension 0 of size len(index) = 2 (got (2,4))"),
+    ("index_add_", (V([5, 3], "bool"), 0, V([2], "int64"), V([2, 3], "bool")), {}, TypeError,
+     "self: index_add_ supports int8, uint8, int16, int32, int64, float16, bfloat16, float32 and float64 (got bool)"),
+    ("index_add_", (V([5, 3], "float32", strides=[0, 1]), 0, V([2], "int64"), V([2, 3], "float32")), {}, ValueError,
+     "self: expected an array whose elements do not overlap"),
+    ("scatter_add_", (V([5, 3], "float32"), 0, V([2], "int64"), V([2, 3], "float32")), {}, ValueError,
+     "index: expected index, src and self to have the same number of dimensions"),
+    ("scatter_reduce_", (V([5, 3], "float32"), 0, V([2, 3], "int64"), V([2, 3], "float32"), "prod"),
+     dict(deterministic=True), ValueError, "deterministic: supported for reduce='sum' and 'mean'"),
+    ("index_fill_", (V([5, 3], "float32"), 0, V([2], "int64"), "x"), {}, TypeError, "value: expected a number (got str)"),
+]
+
+
+@pytest.mark.parametrize("op,args,kwargs,exc,message", BAD, ids=[b[4][:40] for b in BAD])
+def test_bad_calls(op, args, kwargs, exc, message):
+    with pytest.raises(exc) as info:
+        plans(op, *args, **kwargs)
+    assert message in str(info.value)
