@@ -65,6 +65,28 @@ __device__ __forceinline__ void add_pack(const P& p, typename P::Stride off, con
     return;
   }
 #endif
+#if __CUDA_ARCH__ >= 900
+  // sm_90's vector reductions: the whole 8- or 16-byte pack in one instruction.
+  // Four separate half2 atomics per thread would each stride 16 bytes across the
+  // warp, touching four times the sectors (measured: scatter_add float16 0.90x
+  // of PyTorch that way).
+  if constexpr ((same_type<T, __half>::value || same_type<T, __nv_bfloat16>::value) && (Vec == 8 || Vec == 4)) {
+    unsigned w[Vec / 2];
+    memcpy(w, &v, sizeof(w));
+    T* addr = self + off;
+    if constexpr (Vec == 8 && same_type<T, __half>::value)
+      asm volatile("red.global.add.noftz.v4.f16x2 [%0], {%1, %2, %3, %4};" ::"l"(addr), "r"(w[0]), "r"(w[1]),
+                   "r"(w[2]), "r"(w[3]) : "memory");
+    if constexpr (Vec == 8 && same_type<T, __nv_bfloat16>::value)
+      asm volatile("red.global.add.noftz.v4.bf16x2 [%0], {%1, %2, %3, %4};" ::"l"(addr), "r"(w[0]), "r"(w[1]),
+                   "r"(w[2]), "r"(w[3]) : "memory");
+    if constexpr (Vec == 4 && same_type<T, __half>::value)
+      asm volatile("red.global.add.noftz.v2.f16x2 [%0], {%1, %2};" ::"l"(addr), "r"(w[0]), "r"(w[1]) : "memory");
+    if constexpr (Vec == 4 && same_type<T, __nv_bfloat16>::value)
+      asm volatile("red.global.add.noftz.v2.bf16x2 [%0], {%1, %2};" ::"l"(addr), "r"(w[0]), "r"(w[1]) : "memory");
+    return;
+  }
+#endif
   if constexpr (Vec >= 2) {
     if constexpr (same_type<T, __half>::value) {
 #pragma unroll

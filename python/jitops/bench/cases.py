@@ -93,6 +93,8 @@ def _scatter_add(dtype, rows, width, n):
 def _hot_rows(dtype, rows, width, n):
     case = _index_add(dtype, (rows, width), 0, n)
     case.name = f"index_add hot rows {dtype} self({rows},{width}) src({n},{width})"
+    # 16384 float terms per element: either library's rounding reaches ~1e-3 absolute.
+    case.rtol = 1e-2
     return case
 
 
