@@ -261,6 +261,9 @@ PyMethodDef kDefs[] = {
 
 void bind_scatter_ops(py::module_& m) {
   for (PyMethodDef& def : kDefs) add_fastcall(m, &def);
+  m.def("_set_small_index_threshold", &set_small_index_threshold,
+        "Development knob: the most indices that use the small-index regime.");
+  m.def("_small_index_threshold", &small_index_threshold);
 }
 
 }  // namespace jitops

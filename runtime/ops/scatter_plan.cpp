@@ -1,6 +1,7 @@
 #include "runtime/ops/scatter_plan.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "jit/scatter_source.h"
@@ -13,6 +14,7 @@ namespace jitops {
 namespace {
 
 constexpr int64_t kInt32Limit = int64_t(1) << 31;
+std::atomic<int64_t> g_small_index_threshold{16};
 
 int64_t magnitude(int64_t v) { return v < 0 ? -v : v; }
 
@@ -104,6 +106,9 @@ void fill_for_dims(const ScatterProblem& p, int dims, IndexErrorSlot* slot, Laun
 
 }  // namespace
 
+int64_t small_index_threshold() { return g_small_index_threshold.load(std::memory_order_relaxed); }
+void set_small_index_threshold(int64_t t) { g_small_index_threshold = t; }
+
 bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
                   const LaunchTuning& tuning) {
   if (p.space.numel() == 0) return false;
@@ -121,7 +126,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // the large-index regime spreads the indices over the grid too.
   const bool linear_pass = p.op == kScatterMeanFinish || p.op == kScatterDetKeys || p.op == kScatterDetReduce;
   bool small_index = s.ndim == 2 && !linear_pass && s.strides[kIndexOperand][0] != 0 &&
-                     s.strides[kIndexOperand][1] == 0 && s.sizes[0] <= kSmallIndexThreshold;
+                     s.strides[kIndexOperand][1] == 0 && s.sizes[0] <= small_index_threshold();
   LaunchShape shape;
   if (small_index) {
     shape = choose_launch_shape(s, device, tuning, true);

@@ -37,8 +37,10 @@ struct ScatterProblem {
 };
 
 // Index counts up to this use the small-index regime (one block row walks all
-// indices) when the index varies along the rows of a 2-D layout.
-constexpr int64_t kSmallIndexThreshold = 16;
+// indices) when the index varies along the rows of a 2-D layout. Settable
+// for measurement (benchmarks/sweep_regime.py).
+int64_t small_index_threshold();
+void set_small_index_threshold(int64_t threshold);
 
 bool plan_scatter(ScatterProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
                   const LaunchTuning& tuning = LaunchTuning());
