@@ -177,9 +177,28 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
       if (valid[k] && !bad[k]) src[k] = load_pack<T, Vec>(static_cast<const T*>(p.src) + off[k][1]);
     }
   }
+  // Heavy duplicates: units of this thread that land on the same element are
+  // summed here first, so a hot row takes one atomic per thread, not Unroll.
+  bool merged[Unroll];
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k) merged[k] = false;
+  if constexpr (Op == kScatterAdd && Unroll > 1) {
+#pragma unroll
+    for (int k = 1; k < Unroll; ++k) {
+#pragma unroll
+      for (int j = 0; j < k; ++j) {
+        if (!merged[k] && valid[k] && !bad[k] && valid[j] && !bad[j] && !merged[j] &&
+            off[k][0] + (Stride)(int64_t)raw[k] * p.axis_stride == off[j][0] + (Stride)(int64_t)raw[j] * p.axis_stride) {
+#pragma unroll
+          for (int e = 0; e < Vec; ++e) src[j].v[e] = add_op(src[j].v[e], src[k].v[e]);
+          merged[k] = true;
+        }
+      }
+    }
+  }
 #pragma unroll
   for (int k = 0; k < Unroll; ++k) {
-    if (valid[k] && !bad[k]) {
+    if (valid[k] && !bad[k] && !merged[k]) {
       Stride i = (Stride)(int64_t)raw[k];
       apply<T, Op, Vec, HasAlpha>(p, off[k][0] + i * p.axis_stride, src[k], off[k][3] + i * p.counts_axis_stride);
     }

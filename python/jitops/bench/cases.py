@@ -90,6 +90,21 @@ def _scatter_add(dtype, rows, width, n):
                 _tolerance(dtype))
 
 
+def _one_row(dtype, rows, width, n):
+    def build(torch, device, index_dtype):
+        import jitops
+
+        tdt = getattr(torch, dtype)
+        base = torch.randn(rows, width, device=device).to(tdt)
+        src = torch.randn(n, width, device=device).to(tdt) / 64
+        idx = torch.full((n,), rows // 2, device=device, dtype=index_dtype)
+        ours, theirs = base.clone(), base.clone()
+        min_bytes = src.numel() * src.element_size() + n * idx.element_size()
+        return (lambda: jitops.index_add_(ours, 0, idx, src)), (lambda: theirs.index_add_(0, idx, src)), min_bytes
+
+    return Case(f"index_add every index equal {dtype} self({rows},{width}) src({n},{width})", build, 5e-2)
+
+
 def _hot_rows(dtype, rows, width, n):
     case = _index_add(dtype, (rows, width), 0, n)
     case.name = f"index_add hot rows {dtype} self({rows},{width}) src({n},{width})"
@@ -118,4 +133,5 @@ CASES = [
     _scatter_add("float32", 100000, 128, M),
     _scatter_add("float16", 100000, 128, M),
     _hot_rows("float32", 64, 128, M),
+    _one_row("float32", 64, 128, M),
 ]
