@@ -24,6 +24,12 @@ struct LaunchShape {
   unsigned block[3] = {1, 1, 1};
 };
 
+// The launch shape used when a call names none: the heuristic default, or
+// what set_launch_tuning() last set (a development knob until autotuning;
+// threads = 0 restores the heuristic). An explicit shape is used as given.
+LaunchTuning launch_tuning();
+void set_launch_tuning(const LaunchTuning& tuning);
+
 // `one_row_block`: in the 2-D layout, one block row walks every row (each
 // thread loads each row's index once: PyTorch's small-index regime).
 LaunchShape choose_launch_shape(const IterationSpace& space, const DeviceInfo& device, const LaunchTuning& tuning,

@@ -101,32 +101,7 @@ void fill_params_for_dims(const GatherProblem& p, int dims, IndexErrorSlot* slot
 }
 
 
-std::atomic<uint64_t> g_tuning{0};  // packed override; 0: the defaults
-
 }  // namespace
-
-GatherTuning gather_tuning() {
-  uint64_t packed = g_tuning.load(std::memory_order_relaxed);
-  if (packed == 0) return GatherTuning();
-  GatherTuning t;
-  t.threads = int(packed & 0xFFFF);
-  t.unroll = int((packed >> 16) & 0xFF);
-  t.waves = int((packed >> 24) & 0xFFFF);
-  t.adapt_unroll = false;
-  return t;
-}
-
-void set_gather_tuning(const GatherTuning& t) {
-  if (t.threads == 0) {  // back to the heuristic
-    g_tuning = 0;
-    return;
-  }
-  if (t.threads < 32 || t.threads > 1024 || t.threads % 32 || t.unroll < 1 || t.unroll > 16 || t.waves < 1 ||
-      t.waves > 1024)
-    throw value_error("gather tuning: threads a multiple of 32 in [32, 1024], unroll in [1, 16], waves in [1, 1024]");
-  // An explicit shape is used as given (adapt_unroll off): the sweep measures exactly it.
-  g_tuning = uint64_t(t.threads) | (uint64_t(t.unroll) << 16) | (uint64_t(t.waves) << 24);
-}
 
 bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
                  const GatherTuning& tuning) {

@@ -28,13 +28,8 @@ struct GatherProblem {
 
 using GatherTuning = LaunchTuning;
 
-// The launch shape used when a call names none: the heuristic default, or
-// what set_gather_tuning() last set (a development knob until autotuning).
-GatherTuning gather_tuning();
-void set_gather_tuning(const GatherTuning& tuning);
-
 // Plans one launch; returns false when there is nothing to do (empty output).
 bool plan_gather(GatherProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
-                 const GatherTuning& tuning = gather_tuning());
+                 const GatherTuning& tuning = launch_tuning());
 
 }  // namespace jitops

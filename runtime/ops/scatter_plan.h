@@ -43,7 +43,7 @@ int64_t small_index_threshold();
 void set_small_index_threshold(int64_t threshold);
 
 bool plan_scatter(ScatterProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
-                  const LaunchTuning& tuning = LaunchTuning());
+                  const LaunchTuning& tuning = launch_tuning());
 
 // Deterministic sums: the launches for `problem` (a kScatterAdd pass whose
 // counts strides give each destination element's C-order id), using `keys`
