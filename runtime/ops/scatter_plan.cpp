@@ -127,13 +127,20 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   const bool linear_pass = p.op == kScatterMeanFinish || p.op == kScatterDetKeys || p.op == kScatterDetReduce;
   bool small_index = s.ndim == 2 && !linear_pass && s.strides[kIndexOperand][0] != 0 &&
                      s.strides[kIndexOperand][1] == 0 && s.sizes[0] <= small_index_threshold();
+  // Adds in the 2-D layout: when the index varies along the rows, a thread's
+  // unrolled units may share a destination and merge (unroll 8: every-index-
+  // equal 1307 -> 692 us); when it varies along the inner dim they never do,
+  // and unroll 1 ran 10% faster (index_add dim 1 of 4096 x 4096).
+  LaunchTuning tune = tuning;
+  if (tuning.adapt_unroll && s.ndim == 2 && p.op == kScatterAdd)
+    tune.unroll = s.strides[kIndexOperand][0] != 0 && s.strides[kIndexOperand][1] == 0 ? 8 : 1;
   LaunchShape shape;
   if (small_index) {
-    shape = choose_launch_shape(s, device, tuning, true);
+    shape = choose_launch_shape(s, device, tune, true);
     shape.unroll = int(std::min<int64_t>(s.sizes[0], 4));
     small_index = shape.grid[0] >= 2u * unsigned(device.sm_count);
   }
-  if (!small_index) shape = choose_launch_shape(s, device, tuning);
+  if (!small_index) shape = choose_launch_shape(s, device, tune);
   const int bits = fits_32bit(p) ? 32 : 64;
 
   using F = ScatterSpecFields;
