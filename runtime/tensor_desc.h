@@ -3,6 +3,7 @@
 // tensors; the core never sees a Python object.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "runtime/dtype.h"
 
@@ -41,5 +42,12 @@ struct TensorDesc {
     }
   }
 };
+
+// "(5,3)": a shape as error messages print it.
+inline std::string shape_str(const TensorDesc& t) {
+  std::string s = "(";
+  for (int i = 0; i < t.ndim; ++i) s += std::to_string(t.shape[i]) + (i + 1 < t.ndim || t.ndim == 1 ? "," : "");
+  return s + ")";
+}
 
 }  // namespace jitops

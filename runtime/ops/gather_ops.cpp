@@ -6,12 +6,6 @@
 namespace jitops {
 namespace {
 
-std::string shape_str(const TensorDesc& t) {
-  std::string s = "(";
-  for (int i = 0; i < t.ndim; ++i) s += std::to_string(t.shape[i]) + (i + 1 < t.ndim || t.ndim == 1 ? "," : "");
-  return s + ")";
-}
-
 GatherProblem base_problem(const TensorDesc& out, const TensorDesc& x, const TensorDesc& index, int op) {
   GatherProblem p;
   p.out = out.data;

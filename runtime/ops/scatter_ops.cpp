@@ -8,12 +8,6 @@
 namespace jitops {
 namespace {
 
-std::string shape_str(const TensorDesc& t) {
-  std::string s = "(";
-  for (int i = 0; i < t.ndim; ++i) s += std::to_string(t.shape[i]) + (i + 1 < t.ndim || t.ndim == 1 ? "," : "");
-  return s + ")";
-}
-
 // Self's span in element offsets relative to its pointer.
 void self_span(const TensorDesc& self, ScatterProblem& p) {
   int64_t lo = 0, hi = 0;

@@ -54,7 +54,7 @@ __device__ __forceinline__ T from_bits(typename Bits<T>::type b) {
 // aligned 32-bit word holding a byte).
 template <typename T, typename F>
 __device__ __forceinline__ void cas_update(T* addr, F f) {
-  if (sizeof(T) == 1) {
+  if constexpr (sizeof(T) == 1) {
     unsigned int* word = (unsigned int*)((size_t)addr & ~(size_t)3);
     const unsigned int shift = ((size_t)addr & 3) * 8;
     unsigned int old = *word, assumed;
@@ -64,26 +64,13 @@ __device__ __forceinline__ void cas_update(T* addr, F f) {
       unsigned int next = (assumed & ~(0xFFu << shift)) | ((unsigned int)bits_of<T>(f(cur)) << shift);
       old = atomicCAS(word, assumed, next);
     } while (old != assumed);
-  } else if (sizeof(T) == 2) {
-    unsigned short* p = (unsigned short*)addr;
-    unsigned short old = *p, assumed;
-    do {
-      assumed = old;
-      old = atomicCAS(p, assumed, (unsigned short)bits_of<T>(f(from_bits<T>(assumed))));
-    } while (old != assumed);
-  } else if (sizeof(T) == 4) {
-    unsigned int* p = (unsigned int*)addr;
-    unsigned int old = *p, assumed;
-    do {
-      assumed = old;
-      old = atomicCAS(p, assumed, (unsigned int)bits_of<T>(f(from_bits<T>(assumed))));
-    } while (old != assumed);
   } else {
-    unsigned long long* p = (unsigned long long*)addr;
-    unsigned long long old = *p, assumed;
+    typedef typename Bits<T>::type Word;  // 16-, 32- or 64-bit: CAS on the element itself
+    Word* p = (Word*)addr;
+    Word old = *p, assumed;
     do {
       assumed = old;
-      old = atomicCAS(p, assumed, (unsigned long long)bits_of<T>(f(from_bits<T>(assumed))));
+      old = atomicCAS(p, assumed, bits_of<T>(f(from_bits<T>(assumed))));
     } while (old != assumed);
   }
 }
