@@ -2,9 +2,12 @@
 
 #include <stdexcept>
 
+#include "jit/elementwise_source.h"
 #include "jit/gather_source.h"
+#include "jit/histogram_source.h"
 #include "jit/scatter_source.h"
 #include "jit/sort_source.h"
+#include "jit/upsample_source.h"
 
 namespace jitops {
 
@@ -16,6 +19,12 @@ const KernelFamilyInfo& family_info(KernelFamily family) {
       return scatter_family_info();
     case KernelFamily::Sort:
       return sort_family_info();
+    case KernelFamily::Elementwise:
+      return elementwise_family_info();
+    case KernelFamily::Upsample:
+      return upsample_family_info();
+    case KernelFamily::Histogram:
+      return histogram_family_info();
   }
   throw std::logic_error("unknown kernel family " + std::to_string(int(family)));
 }

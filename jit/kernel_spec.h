@@ -13,6 +13,9 @@ enum class KernelFamily : uint8_t {
   Gather = 1,
   Scatter = 2,
   Sort = 3,
+  Elementwise = 4,
+  Upsample = 5,
+  Histogram = 6,
 };
 
 struct KernelSpec {

@@ -11,7 +11,7 @@
 
 namespace jitops {
 
-constexpr int kMaxOperands = 4;
+constexpr int kMaxOperands = 8;
 
 struct IterationSpace {
   int ndim = 0;

@@ -18,6 +18,9 @@ DeviceInfo device_info_for_arch(int arch) {
   // SM counts of the flagship part of each generation; only grid caps use it.
   info.sm_count = arch >= 100 ? 148 : arch >= 90 ? 132 : arch >= 80 ? 108 : 80;
   info.max_threads_per_sm = (arch == 86 || arch == 89) ? 1536 : 2048;
+  const bool big = arch == 80 || arch == 87 || arch >= 90;
+  info.shared_per_sm = arch >= 90 ? 233472 : big ? 167936 : arch >= 75 ? 102400 : 65536;
+  info.shared_per_block_optin = arch >= 90 ? 232448 : big ? 166912 : arch >= 75 ? 101376 : 49152;
   info.name = "sm_" + std::to_string(arch) + " (no device)";
   return info;
 }
@@ -36,6 +39,10 @@ DeviceContext::DeviceContext(int ordinal) {
   info_.sm_count = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "cuDeviceGetAttribute(SM_COUNT)");
   info_.max_threads_per_sm =
       attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, "cuDeviceGetAttribute(MAX_THREADS_PER_SM)");
+  info_.shared_per_sm =
+      attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, "cuDeviceGetAttribute(SHARED_PER_SM)");
+  info_.shared_per_block_optin =
+      attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "cuDeviceGetAttribute(SHARED_OPTIN)");
   char name[256] = {0};
   JITOPS_CU(api.cuDeviceGetName(name, sizeof(name) - 1, device_), "cuDeviceGetName");
   info_.name = name;

@@ -17,6 +17,8 @@ struct DeviceInfo {
   int cc_minor = 0;
   int sm_count = 132;
   int max_threads_per_sm = 2048;
+  int shared_per_sm = 233472;      // bytes of shared memory on one SM
+  int shared_per_block_optin = 232448;  // the most one block may opt in to
   std::string name = "no device";
 
   int arch() const { return cc_major * 10 + cc_minor; }

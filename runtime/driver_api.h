@@ -27,6 +27,7 @@ namespace jitops {
   X(cuModuleUnload)                \
   X(cuModuleGetFunction)           \
   X(cuFuncGetAttribute)            \
+  X(cuFuncSetAttribute)            \
   X(cuLaunchKernel)                \
   X(cuMemAlloc)                    \
   X(cuMemFree)                     \

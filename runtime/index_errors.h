@@ -15,10 +15,17 @@ enum class IndexCheckMode { Async, Sync };
 void set_index_check_mode(IndexCheckMode mode);
 IndexCheckMode index_check_mode();
 
-// The message of a recorded bad index on `device`, clearing the slot; or nothing.
-std::optional<std::string> take_index_error(int device);
+// An error a kernel recorded: a bad index (IndexError), or a histc range
+// found in the data that is not finite (ValueError).
+struct DeviceError {
+  std::string message;
+  bool value_error = false;
+};
 
-// Throws ArgError(Index) when the slot of `device` holds an error.
+// The error recorded on `device`, clearing the slot; or nothing.
+std::optional<DeviceError> take_device_error(int device);
+
+// Throws ArgError (Index or Value) when the slot of `device` holds an error.
 void raise_pending_index_error(int device);
 
 }  // namespace jitops

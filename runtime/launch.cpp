@@ -16,6 +16,11 @@ unsigned grid_blocks(int64_t work, int64_t per_block, int threads, const DeviceI
 
 void launch(const LaunchPlan& plan, const LoadedKernel& kernel, CUstream stream) {
   void* args[] = {const_cast<unsigned char*>(plan.params)};
+  // Past 48 KiB a block must opt in to its dynamic shared memory.
+  if (plan.shared_bytes > 48 * 1024)
+    JITOPS_CU(driver().cuFuncSetAttribute(kernel.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          int(plan.shared_bytes)),
+              "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
   JITOPS_CU(driver().cuLaunchKernel(kernel.function, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
                                     plan.block[1], plan.block[2], plan.shared_bytes, stream, args, nullptr),
             "cuLaunchKernel");

@@ -6,7 +6,7 @@ namespace jitops {
 
 enum OpCode : int {
   kOpIndexSelect = 1, kOpTake = 2, kOpGather = 3,
-  kOpIndexAdd = 4, kOpIndexCopy = 5, kOpIndexFill = 6, kOpScatterAdd = 7, kOpScatterReduce = 8,
+  kOpIndexAdd = 4, kOpIndexCopy = 5, kOpIndexFill = 6, kOpScatterAdd = 7, kOpScatterReduce = 8, kOpHistc = 9,
 };
 
 inline const char* op_name(int op_code) {
@@ -19,6 +19,7 @@ inline const char* op_name(int op_code) {
     case kOpIndexFill: return "index_fill_";
     case kOpScatterAdd: return "scatter_add_";
     case kOpScatterReduce: return "scatter_reduce_";
+    case kOpHistc: return "histc";
   }
   return "a jitops op";
 }

@@ -1,5 +1,6 @@
 #include "runtime/scalar.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -37,6 +38,25 @@ uint16_t float_to_bfloat16_bits(float f) {
   if ((x & 0x7FFFFFFFu) > 0x7F800000u) return uint16_t((x >> 16) | 0x40u);  // NaN stays NaN
   x += 0x7FFFu + ((x >> 16) & 1u);
   return uint16_t(x >> 16);
+}
+
+float half_bits_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
+  float f;
+  if (exp == 0) {
+    f = std::ldexp(float(mant), -24);  // zero or subnormal
+    return sign ? -f : f;
+  }
+  uint32_t x = exp == 0x1F ? (sign | 0x7F800000u | (mant << 13)) : (sign | ((exp - 15 + 127) << 23) | (mant << 13));
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+float bfloat16_bits_to_float(uint16_t b) {
+  const uint32_t x = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
 }
 
 namespace {

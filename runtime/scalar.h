@@ -16,6 +16,8 @@ struct Scalar {
 // Round-to-nearest-even conversions (as numpy and CUDA do).
 uint16_t float_to_half_bits(float value);
 uint16_t float_to_bfloat16_bits(float value);
+float half_bits_to_float(uint16_t bits);
+float bfloat16_bits_to_float(uint16_t bits);
 
 // Writes `value` converted to `dtype` into out[0, element bytes); integers
 // from floats truncate toward zero, as a C cast and torch.fill_ do.

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/dtype.h"
 
@@ -44,10 +45,17 @@ struct TensorDesc {
 };
 
 // "(5,3)": a shape as error messages print it.
-inline std::string shape_str(const TensorDesc& t) {
+inline std::string shape_str(const int64_t* shape, int ndim) {
   std::string s = "(";
-  for (int i = 0; i < t.ndim; ++i) s += std::to_string(t.shape[i]) + (i + 1 < t.ndim || t.ndim == 1 ? "," : "");
+  for (int i = 0; i < ndim; ++i) s += std::to_string(shape[i]) + (i + 1 < ndim || ndim == 1 ? "," : "");
   return s + ")";
+}
+inline std::string shape_str(const TensorDesc& t) { return shape_str(t.shape, t.ndim); }
+// "(5, 3)": the spelling of out= shape messages.
+inline std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += std::to_string(shape[i]) + (i + 1 < shape.size() ? ", " : "");
+  return s + (shape.size() == 1 ? ",)" : ")");
 }
 
 }  // namespace jitops

@@ -17,11 +17,6 @@
 namespace jitops {
 
 template <typename T, int Vec>
-struct Pack {
-  T v[Vec];
-};
-
-template <typename T, int Vec>
 __device__ __forceinline__ Pack<T, Vec> load_pack(const T* p) {
   typedef typename UnitOf<sizeof(T) * Vec>::type Raw;
   Raw raw = load_readonly(reinterpret_cast<const Raw*>(p));

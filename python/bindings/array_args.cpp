@@ -15,13 +15,6 @@ namespace py = pybind11;
 namespace jitops {
 namespace {
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += std::to_string(shape[i]) + (i + 1 < shape.size() || shape.size() == 1 ? ", " : "");
-  if (shape.size() == 1) s.resize(s.size() - 1);
-  return s + ")";
-}
-
 std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).attr("__qualname__")); }
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
@@ -104,9 +97,15 @@ ArrayKind classify(py::handle obj) {
   return k;
 }
 
-CallArrays::CallArrays(std::initializer_list<OperandArg> operands, py::handle stream) {
-  if (operands.size() > kMaxOperands) throw std::logic_error("CallArrays: too many operands");
-  count_ = operands.size();
+CallArrays::CallArrays(const OperandArg* operand_list, size_t count, py::handle stream) {
+  if (count > kMaxOperands) throw std::logic_error("CallArrays: too many operands");
+  count_ = count;
+  struct Range {
+    const OperandArg* b;
+    const OperandArg* e;
+    const OperandArg* begin() const { return b; }
+    const OperandArg* end() const { return e; }
+  } operands{operand_list, operand_list + count};
   // Phase 1: kinds and devices, before anything is exported.
   size_t i = 0;
   bool any_torch = false, any_cupy = false;
@@ -212,9 +211,31 @@ CallArrays::~CallArrays() {
   }
 }
 
-py::object CallArrays::allocate(size_t slot, size_t like, const std::vector<int64_t>& shape, DType dtype) {
-  Entry& e = entries_[slot];
+py::object CallArrays::allocate(size_t slot, size_t like, const std::vector<int64_t>& shape, DType dtype,
+                                const std::vector<int>& memory_order) {
   const Entry& l = entries_[like];
+  const bool reorder = !memory_order.empty() && (l.kind == ArrayKind::Torch || l.kind == ArrayKind::CuPy);
+  if (reorder) {
+    // Allocate in physical order, then view it in logical order.
+    std::vector<int64_t> physical;
+    std::vector<int> position(shape.size());
+    for (size_t pos = 0; pos < memory_order.size(); ++pos) {
+      physical.push_back(shape[size_t(memory_order[pos])]);
+      position[size_t(memory_order[pos])] = int(pos);
+    }
+    allocate(slot, like, physical, dtype);
+    Entry& e = entries_[slot];
+    py::tuple axes = py::cast(position);
+    e.object = e.object.attr(l.kind == ArrayKind::Torch ? "permute" : "transpose")(*axes);
+    int64_t physical_strides[kMaxTensorDims];
+    std::copy(e.desc.strides, e.desc.strides + e.desc.ndim, physical_strides);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      e.desc.shape[d] = shape[d];
+      e.desc.strides[d] = physical_strides[position[d]];
+    }
+    return e.object;
+  }
+  Entry& e = entries_[slot];
   py::object out;
   wrap_for_jax_ = l.kind == ArrayKind::Jax;
   if (l.kind == ArrayKind::Torch) {
@@ -250,7 +271,14 @@ py::object CallArrays::allocate(size_t slot, size_t like, const std::vector<int6
   return out;
 }
 
-void CallArrays::check_out(size_t slot, const std::vector<int64_t>& shape, DType dtype) const {
+static bool same_view(const TensorDesc& a, const TensorDesc& b) {
+  if (a.data != b.data || a.dtype != b.dtype || a.ndim != b.ndim) return false;
+  for (int d = 0; d < a.ndim; ++d)
+    if (a.shape[d] != b.shape[d] || (a.shape[d] > 1 && a.strides[d] != b.strides[d])) return false;
+  return true;
+}
+
+void CallArrays::check_out(size_t slot, const std::vector<int64_t>& shape, DType dtype, bool allow_same_view) const {
   const Entry& e = entries_[slot];
   std::vector<int64_t> got(e.desc.shape, e.desc.shape + e.desc.ndim);
   if (got != shape)
@@ -265,6 +293,7 @@ void CallArrays::check_out(size_t slot, const std::vector<int64_t>& shape, DType
   if (is_virtual()) return;
   for (size_t i = 0; i < count_; ++i) {
     if (i == slot || !entries_[i].present) continue;
+    if (allow_same_view && same_view(e.desc, entries_[i].desc)) continue;
     if (ranges_overlap(e.desc, entries_[i].desc))
       throw value_error(std::string(e.name) + ": must not overlap the input " + entries_[i].name);
   }

@@ -33,7 +33,9 @@ struct OperandArg {
 class CallArrays {
  public:
   // Parses every operand; `stream` is the caller's stream= argument.
-  CallArrays(std::initializer_list<OperandArg> operands, pybind11::handle stream);
+  CallArrays(std::initializer_list<OperandArg> operands, pybind11::handle stream)
+      : CallArrays(operands.begin(), operands.size(), stream) {}
+  CallArrays(const OperandArg* operands, size_t count, pybind11::handle stream);
   ~CallArrays();
   CallArrays(const CallArrays&) = delete;
   CallArrays& operator=(const CallArrays&) = delete;
@@ -47,10 +49,14 @@ class CallArrays {
 
   // A new output shaped like `shape`, of the caller's array type (that of
   // operand `like`); its descriptor lands in slot `slot`.
-  pybind11::object allocate(size_t slot, size_t like, const std::vector<int64_t>& shape, DType dtype);
+  // `memory_order` (outermost first, e.g. {0, 2, 3, 1} for channels-last)
+  // lays PyTorch and CuPy outputs out in that order; others stay C-ordered.
+  pybind11::object allocate(size_t slot, size_t like, const std::vector<int64_t>& shape, DType dtype,
+                            const std::vector<int>& memory_order = {});
   // Checks a caller's out= against the expected shape and dtype, and that it
-  // does not overlap the inputs.
-  void check_out(size_t slot, const std::vector<int64_t>& shape, DType dtype) const;
+  // does not overlap the inputs (`allow_same_view`: except an input that is
+  // the very same view, which elementwise ops may overwrite).
+  void check_out(size_t slot, const std::vector<int64_t>& shape, DType dtype, bool allow_same_view = false) const;
   // Hands a finished output to the caller (JAX outputs are wrapped here).
   pybind11::object finish(pybind11::object out, size_t slot);
 
@@ -64,7 +70,7 @@ class CallArrays {
     void* managed = nullptr;  // a consumed DLPack tensor to release
   };
   void parse(Entry& e, pybind11::handle obj);
-  static constexpr size_t kMaxOperands = 4;
+  static constexpr size_t kMaxOperands = 9;
   Entry entries_[kMaxOperands];  // inline: no allocation on the per-call path
   size_t count_ = 0;
   int device_ = -1;

@@ -21,6 +21,9 @@ namespace py = pybind11;
 namespace jitops {
 void bind_gather_ops(py::module_& m);
 void bind_scatter_ops(py::module_& m);
+void bind_elementwise_ops(py::module_& m);
+void bind_upsample_ops(py::module_& m);
+void bind_histogram_ops(py::module_& m);
 }
 
 using namespace jitops;
@@ -32,6 +35,9 @@ PYBIND11_MODULE(_core, m) {
   bind_array_args(m);
   bind_gather_ops(m);
   bind_scatter_ops(m);
+  bind_elementwise_ops(m);
+  bind_upsample_ops(m);
+  bind_histogram_ops(m);
 
   m.def("configure",
         [](std::vector<std::string> nvrtc_dirs, std::vector<std::string> include_dirs, std::string cache_dir,

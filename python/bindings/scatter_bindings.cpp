@@ -10,6 +10,8 @@
 #include "python/bindings/array_args.h"
 #include "python/bindings/fastcall.h"
 #include "python/bindings/op_runner.h"
+#include "python/bindings/scalar_arg.h"
+#include "python/bindings/stream_scratch.h"
 #include "runtime/arg_error.h"
 #include "runtime/driver_api.h"
 #include "runtime/ops/scatter_ops.h"
@@ -23,58 +25,11 @@ enum Slot : size_t { kSlotSelf = 0, kSlotIndex = 1, kSlotSource = 2 };
 
 int explain_arg(PyObject* p) { return p ? int(int_arg(p, "_explain")) : -1; }
 
-// A Python number (or 0-d array) as a Scalar; TypeError naming `name` otherwise.
-Scalar scalar_arg(PyObject* v, const char* name) {
-  Scalar s;
-  if (PyBool_Check(v)) {
-    s.integral = true;
-    s.i = v == Py_True;
-    return s;
-  }
-  if (PyLong_Check(v) || (PyIndex_Check(v) && !PyFloat_Check(v))) {
-    PyObject* as_int = PyNumber_Index(v);
-    if (as_int) {
-      s.integral = true;
-      s.i = PyLong_AsLongLong(as_int);
-      Py_DECREF(as_int);
-      if (!(s.i == -1 && PyErr_Occurred())) return s;
-    }
-    PyErr_Clear();  // a float 0-d tensor has __index__ that refuses: read it as a float
-  }
-  s.integral = false;
-  s.f = PyFloat_AsDouble(v);
-  if (s.f == -1.0 && PyErr_Occurred()) {
-    PyErr_Clear();
-    throw type_error(std::string(name) + ": expected a number (got " + Py_TYPE(v)->tp_name + ")");
-  }
-  return s;
-}
-
 void check_writable_self(const CallArrays& call) {
   if (call.kind(kSlotSelf) == ArrayKind::Jax)
     throw type_error("self: JAX arrays are immutable and cannot be modified in place; use a PyTorch or CuPy array, "
                      "or jax's .at[] updates");
 }
-
-// A scratch buffer of 32-bit words set to `fill`, on the call's stream, freed
-// (stream-ordered) when done.
-class StreamScratch {
- public:
-  StreamScratch(const CallArrays& call, size_t words, unsigned fill) : stream_(call.stream()) {
-    device_context(call.device()).make_current();
-    JITOPS_CU(driver().cuMemAllocAsync(&ptr_, words * 4, stream_), "cuMemAllocAsync");
-    JITOPS_CU(driver().cuMemsetD32Async(ptr_, fill, words, stream_), "cuMemsetD32Async");
-  }
-  ~StreamScratch() {
-    if (ptr_) driver().cuMemFreeAsync(ptr_, stream_);
-  }
-  int* data() const { return reinterpret_cast<int*>(ptr_); }
-  unsigned long long* keys() const { return reinterpret_cast<unsigned long long*>(ptr_); }
-
- private:
-  CUstream stream_;
-  CUdeviceptr ptr_ = 0;
-};
 
 py::object run_plans(CallArrays& call, ScatterProblem* problems, int count, py::handle self, int explain_arch) {
   LaunchPlan plans[3];

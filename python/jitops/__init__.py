@@ -14,8 +14,9 @@ from . import _config, _core
 from ._core import DeviceArray, VirtualArray
 from .errors import CompileError, CudaError, CudaUnavailableError, JitopsError
 from .explain import KernelReport, explain
-from .ops import (gather, index_add_, index_copy_, index_fill_, index_select, scatter_add_, scatter_reduce_,
-                  take)
+from .elementwise_kernel import ElementwiseKernel
+from .ops import (add, div, gather, histc, index_add_, index_copy_, index_fill_, index_select, maximum, minimum, mul,
+                  scatter_add_, scatter_reduce_, sub, take, upsample_nearest2d, upsample_nearest2d_backward)
 
 __version__ = "0.1.0"
 
@@ -67,8 +68,9 @@ if _config.os.environ.get("JITOPS_INDEX_CHECKS"):
     set_index_checks(_config.os.environ["JITOPS_INDEX_CHECKS"])
 
 __all__ = [
-    "CompileError", "CudaError", "CudaUnavailableError", "DTYPES", "DeviceArray", "JitopsError", "KernelReport",
-    "VirtualArray", "cache_dir", "cache_stats", "clear_memory_cache", "explain", "gather", "index_add_", "index_copy_",
-    "index_fill_", "index_select", "is_available", "scatter_add_", "scatter_reduce_", "set_cache_dir",
-    "set_index_checks", "synchronize", "take",
+    "CompileError", "CudaError", "CudaUnavailableError", "DTYPES", "DeviceArray", "ElementwiseKernel", "JitopsError",
+    "KernelReport", "VirtualArray", "add", "cache_dir", "cache_stats", "clear_memory_cache", "div", "explain",
+    "gather", "histc", "index_add_", "index_copy_", "index_fill_", "index_select", "is_available", "maximum",
+    "minimum", "mul", "scatter_add_", "scatter_reduce_", "set_cache_dir", "set_index_checks", "sub", "synchronize",
+    "take", "upsample_nearest2d", "upsample_nearest2d_backward",
 ]

@@ -48,8 +48,13 @@ def _as_numpy(obj, name, is_index):
     return np.ascontiguousarray(arr), arr.dtype.name
 
 
+def is_number(obj):
+    """Python and numpy scalars: values an op takes as they are, not arrays."""
+    return isinstance(obj, (bool, int, float, np.generic)) and not isinstance(obj, (complex, np.complexfloating))
+
+
 def _is_host(obj):
-    if obj is None:
+    if obj is None or is_number(obj):
         return False
     kind = _core.array_kind(obj)
     if kind == "host":
@@ -148,6 +153,7 @@ def run_op(name, *args, **kwargs):
         else:
             host_out.copy_(host)
         return host_out
-    if out_pos != 0 and 0 in originals:
-        return _result_for(originals[0], result)
+    first = next((originals[i] for i in arrays if i in originals and i != out_pos), None)
+    if out_pos != 0 and first is not None:
+        return _result_for(first, result)
     return result

@@ -1,6 +1,7 @@
-"""The ops: the gather family (index_select, take, gather) and the accumulate
+"""The ops: the gather family (index_select, take, gather), the accumulate
 family (index_add_, index_copy_, index_fill_, scatter_add_, scatter_reduce_,
-in place on self).
+in place on self), histc, upsample_nearest2d and its backward, and the
+elementwise binary ops (add, sub, mul, div, maximum, minimum).
 
 The functions are C++ builtins (METH_FASTCALL): the per-call work, argument
 checks, specialization lookup and launch, happens in C++ with no Python frame
@@ -18,6 +19,15 @@ index_copy_ = _core.index_copy_
 index_fill_ = _core.index_fill_
 scatter_add_ = _core.scatter_add_
 scatter_reduce_ = _core.scatter_reduce_
+histc = _core.histc
+upsample_nearest2d = _core.upsample_nearest2d
+upsample_nearest2d_backward = _core.upsample_nearest2d_backward
+add = _core.add
+sub = _core.sub
+mul = _core.mul
+div = _core.div
+maximum = _core.maximum
+minimum = _core.minimum
 
 # name -> (function, positions of array arguments, of index arguments, of the
 # array written: out= for the gather family, self for the in-place ops)
@@ -30,4 +40,9 @@ OPS = {
     "index_fill_": (index_fill_, (0, 2), (2,), 0),
     "scatter_add_": (scatter_add_, (0, 2, 3), (2,), 0),
     "scatter_reduce_": (scatter_reduce_, (0, 2, 3), (2,), 0),
+    "histc": (histc, (0, 4), (), 4),
+    "upsample_nearest2d": (upsample_nearest2d, (0, 3), (), 3),
+    "upsample_nearest2d_backward": (upsample_nearest2d_backward, (0, 3), (), 3),
 }
+for _name in ("add", "sub", "mul", "div", "maximum", "minimum"):
+    OPS[_name] = (globals()[_name], (0, 1, 2), (), 2)

@@ -37,7 +37,7 @@ ScatterProblem base(const TensorDesc& self, const TensorDesc& index, int op, int
   p.index = index.data;
   p.op = op;
   p.op_code = op_code;
-  p.space.operands = kMaxOperands;
+  p.space.operands = kScatterOperands;
   self_span(self, p);
   return p;
 }
@@ -194,7 +194,7 @@ ScatterProblem mean_finish_problem(const TensorDesc& self, int* counts, bool inc
   int64_t cstrides[kMaxTensorDims];
   counts_strides(self, cstrides);
   IterationSpace& s = p.space;
-  s.operands = kMaxOperands;
+  s.operands = kScatterOperands;
   s.ndim = self.ndim;
   for (int i = 0; i < self.ndim; ++i) {
     s.sizes[i] = self.shape[i];

@@ -49,7 +49,7 @@ void choose_vector(ScatterProblem& p, int& vec) {
 bool fits_32bit(const ScatterProblem& p) {
   const IterationSpace& s = p.space;
   if (s.numel() >= kInt32Limit) return false;
-  for (int k = 0; k < kMaxOperands; ++k)
+  for (int k = 0; k < s.operands; ++k)
     if (s.max_offset(k) >= kInt32Limit) return false;
   const int64_t steps = p.axis_size > 0 ? p.axis_size - 1 : 0;
   if (s.max_offset(kSelfOperand) + steps * magnitude(p.axis_stride) >= kInt32Limit) return false;
@@ -112,7 +112,7 @@ void set_small_index_threshold(int64_t t) { g_small_index_threshold = t; }
 bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
                   const LaunchTuning& tuning) {
   if (p.space.numel() == 0) return false;
-  p.space.operands = kMaxOperands;
+  p.space.operands = kScatterOperands;
   collapse(p.space);
   int vec = 1;
   choose_vector(p, vec);

@@ -10,7 +10,7 @@
 
 namespace jitops {
 
-enum ScatterOperand { kSelfOperand = 0, kSrcOperand = 1, kIndexOperand = 2, kCountsOperand = 3 };
+enum ScatterOperand { kSelfOperand = 0, kSrcOperand = 1, kIndexOperand = 2, kCountsOperand = 3, kScatterOperands = 4 };
 
 struct ScatterProblem {
   IterationSpace space;  // four operands, strides in elements; src strides 0 when there is no source

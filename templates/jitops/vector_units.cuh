@@ -13,6 +13,12 @@ template <> struct UnitOf<4> { typedef uint32_t type; };
 template <> struct UnitOf<8> { typedef uint64_t type; };
 template <> struct UnitOf<16> { typedef uint4 type; };
 
+// N elements moved as one aligned vector (N * sizeof(T) <= 16).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
 template <typename T>
 __device__ __forceinline__ T load_readonly(const T* p) { return __ldg(p); }
 

@@ -15,6 +15,8 @@ class Case:
     # In-place float accumulation: results depend on the order atomics land in,
     # so they are checked with a tolerance instead of bit for bit.
     rtol: float = 0.0
+    # Cases with an index run once per index dtype; the others once.
+    indexed: bool = True
 
 
 def _index_select(dtype, shape, dim, n_index):
@@ -113,6 +115,55 @@ def _hot_rows(dtype, rows, width, n):
     return case
 
 
+def _histc(n, bins, value_range=None):
+    def build(torch, device, index_dtype):
+        import jitops
+
+        x = torch.randn(n, device=device)
+        lo, hi = value_range or (0, 0)
+        min_bytes = x.numel() * x.element_size() + bins * 4
+        return (lambda: jitops.histc(x, bins, lo, hi)), (lambda: torch.histc(x, bins, lo, hi)), min_bytes
+
+    what = f"range({value_range[0]},{value_range[1]})" if value_range else "auto range"
+    exponent = n.bit_length() - 1
+    return Case(f"histc f32 n=2^{exponent} bins{bins} {what}", build, indexed=False)
+
+
+def _upsample(dtype, shape, backward):
+    def build(torch, device, index_dtype):
+        import jitops
+
+        tdt = getattr(torch, dtype)
+        n, c, h, w = shape
+        if not backward:
+            x = torch.randn(shape, device=device).to(tdt)
+            min_bytes = 5 * x.numel() * x.element_size()
+            return ((lambda: jitops.upsample_nearest2d(x, scale_factor=2)),
+                    (lambda: torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest")), min_bytes)
+        grad = torch.randn(n, c, 2 * h, 2 * w, device=device).to(tdt)
+        min_bytes = grad.numel() * grad.element_size() * 5 // 4
+        return ((lambda: jitops.upsample_nearest2d_backward(grad, shape, scale_factor=2)),
+                (lambda: torch.ops.aten.upsample_nearest2d_backward(grad, [2 * h, 2 * w], list(shape), 2.0, 2.0)),
+                min_bytes)
+
+    short = {"float32": "f32", "float16": "f16"}[dtype]
+    n, c, h, w = shape
+    what = f"bwd {short} grad({n},{c},{2 * h},{2 * w})" if backward else f"fwd {short} ({n},{c},{h},{w}) x2"
+    return Case(f"upsample_nearest2d {what}", build, indexed=False)
+
+
+def _mul(dtype, n):
+    def build(torch, device, index_dtype):
+        import jitops
+
+        tdt = getattr(torch, dtype)
+        x = torch.randn(n, device=device).to(tdt)
+        y = torch.randn(n, device=device).to(tdt)
+        return (lambda: jitops.mul(x, y)), (lambda: torch.mul(x, y)), 3 * n * x.element_size()
+
+    return Case(f"elementwise mul {dtype}, {n // M}M elements", build, indexed=False)
+
+
 CASES = [
     _index_select("float32", (50000, 1024), 0, 8192),
     _index_select("float32", (1024, 32768), 1, 4096),
@@ -134,4 +185,15 @@ CASES = [
     _scatter_add("float16", 100000, 128, M),
     _hot_rows("float32", 64, 128, M),
     _one_row("float32", 64, 128, M),
+    _histc(1 << 26, 100),
+    _histc(1 << 26, 100, (-3, 3)),
+    _histc(1 << 26, 1000),
+    _histc(1 << 20, 100),
+    _upsample("float32", (16, 32, 80, 80), False),
+    _upsample("float32", (16, 32, 80, 80), True),
+    _upsample("float32", (8, 64, 256, 256), False),
+    _upsample("float16", (16, 32, 80, 80), False),
+    _upsample("float16", (16, 32, 80, 80), True),
+    _mul("float32", 32 * M),
+    _mul("float16", 32 * M),
 ]

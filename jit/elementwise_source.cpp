@@ -1,0 +1,210 @@
+#include "jit/elementwise_source.h"
+
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "runtime/dtype.h"
+
+namespace jitops {
+namespace {
+
+const char* const kFieldNames[KernelSpec::kFields] = {"operation", "inputs",  "outputs", "pack",  "dims",   "threads",
+                                                      "scalars",   "dtypes",  "load_outputs", nullptr, nullptr, nullptr};
+
+std::mutex g_mutex;
+std::vector<ElementwiseOperation> g_operations;
+std::map<std::string, int> g_ids;  // the operation's full text -> id
+
+std::string operation_text(const ElementwiseOperation& op) {
+  std::string t = op.name + '\n' + std::to_string(op.inputs) + '\n' + op.operation + '\n' + op.preamble + '\n';
+  for (size_t i = 0; i < op.param_names.size(); ++i) t += op.param_types[i] + ' ' + op.param_names[i] + ',';
+  return t;
+}
+
+int operand_dtype(const KernelSpec& s, int k) {
+  return int((uint32_t(s.fields[ElementwiseSpecFields::kDTypes]) >> (4 * k)) & 0xF);
+}
+
+bool is_low_precision(int dtype) { return dtype == int(DType::Float16) || dtype == int(DType::BFloat16); }
+
+// A built-in binary op as an operation over x, y -> z, computed in C (float
+// for 16-bit floats, as PyTorch's opmath does) and rounded once to Z.
+ElementwiseOperation builtin_operation(int op) {
+  ElementwiseOperation e;
+  e.param_names = {"x", "y", "z"};
+  e.inputs = 2;
+  const char* expr = "";
+  switch (op) {
+    case kEwAdd: e.name = "add"; expr = "z = Z(C(x) + C(y));"; break;
+    case kEwSub: e.name = "sub"; expr = "z = Z(C(x) - C(y));"; break;
+    case kEwMul: e.name = "mul"; expr = "z = Z(C(x) * C(y));"; break;
+    case kEwDiv: e.name = "div"; expr = "z = Z(C(x) / C(y));"; break;
+    // NaN propagates from either side, as torch.maximum and numpy.maximum do.
+    case kEwMaximum: e.name = "maximum"; expr = "const C a = C(x), b = C(y); z = Z((a != a || a > b) ? a : b);"; break;
+    case kEwMinimum: e.name = "minimum"; expr = "const C a = C(x), b = C(y); z = Z((a != a || a < b) ? a : b);"; break;
+    default: throw std::logic_error("unknown elementwise built-in " + std::to_string(op));
+  }
+  e.operation = expr;
+  return e;
+}
+
+std::string pack_type(const char* t, int pack) {
+  return "jitops::Pack<" + std::string(t) + ", " + std::to_string(pack) + ">";
+}
+
+std::string elementwise_body(const KernelSpec& s) {
+  using F = ElementwiseSpecFields;
+  const auto& f = s.fields;
+  const int op_id = f[F::kOperation], inputs = f[F::kInputs], outputs = f[F::kOutputs];
+  const int operands = inputs + outputs, pack = f[F::kPack], dims = f[F::kDims];
+  const bool load_outputs = f[F::kLoadOutputs] != 0;
+  ElementwiseOperation op = op_id >= kFirstUserOperation ? elementwise_operation(op_id) : builtin_operation(op_id);
+  std::vector<const char*> types(operands);
+  for (int k = 0; k < operands; ++k) {
+    types[k] = cuda_type_name(operand_dtype(s, k));
+    if (!types[k]) throw std::logic_error("elementwise: no CUDA type for dtype " + std::to_string(operand_dtype(s, k)));
+  }
+  auto scalar = [&](int k) { return (f[F::kScalarMask] >> k) & 1; };
+
+  std::string src = "#include \"elementwise.cuh\"\n\n";
+  if (op_id < kFirstUserOperation) {
+    const int z = operand_dtype(s, 2);
+    src += std::string("typedef ") + types[2] + " Z;\ntypedef " + (is_low_precision(z) ? "float" : types[2]) + " C;\n";
+  } else {
+    // Each placeholder is the type of the first operand declared with it.
+    std::map<std::string, bool> done;
+    for (int k = 0; k < operands; ++k) {
+      const std::string& t = op.param_types[k];
+      DType d;
+      if (dtype_from_name(t, &d) || done[t]) continue;
+      done[t] = true;
+      src += "typedef " + std::string(types[k]) + " " + t + ";\n";
+    }
+    if (!op.preamble.empty()) src += "\n" + op.preamble + "\n";
+  }
+  // The operation is defined last, under #line, so compile errors point at
+  // the user's own text ("name(1): error: ...").
+  std::string signature = "__device__ __forceinline__ void jitops_operation(";
+  for (int k = 0; k < operands; ++k) {
+    signature += std::string(k < inputs ? "const " : "") + types[k] + "& " + op.param_names[k];
+    signature += k + 1 < operands ? ", " : ")";
+  }
+  src += "\n" + signature + ";\n\n";
+
+  const std::string params = "jitops::ElementwiseParams<" + std::to_string(dims) + ">";
+  src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
+         "jitops_kernel(const " + params + " p) {\n";
+  for (int k = 0; k < operands; ++k)
+    if (scalar(k)) src += "  const " + std::string(types[k]) + " s" + std::to_string(k) + " = jitops::scalar_operand<" +
+                          types[k] + ">(p.scalar[" + std::to_string(k) + "]);\n";
+  // One element (or pack lane) from named values v0..vN.
+  auto call = [&](const std::string& lane) {
+    std::string c = "jitops_operation(";
+    for (int k = 0; k < operands; ++k) {
+      c += scalar(k) ? "s" + std::to_string(k) : "v" + std::to_string(k) + lane;
+      c += k + 1 < operands ? ", " : ");";
+    }
+    return c;
+  };
+  auto ptr = [&](int k) {
+    return std::string("static_cast<") + (k < inputs ? "const " : "") + types[k] + "*>(p.data[" + std::to_string(k) + "])";
+  };
+  auto element_step = [&](const std::string& offset_of) {  // offset_of: "i" or "o%d"
+    std::string b;
+    for (int k = 0; k < operands; ++k) {
+      if (scalar(k)) continue;
+      std::string off = offset_of == "i" ? "i" : "o" + std::to_string(k);
+      const std::string v = "v" + std::to_string(k);
+      if (k < inputs || load_outputs)
+        b += "    " + std::string(k < inputs ? "const " : "") + types[k] + " " + v + " = " + ptr(k) + "[" + off + "];\n";
+      else
+        b += "    " + std::string(types[k]) + " " + v + "{};\n";
+    }
+    b += "    " + call("") + "\n";
+    for (int k = inputs; k < operands; ++k) {
+      std::string off = offset_of == "i" ? "i" : "o" + std::to_string(k);
+      b += "    " + ptr(k) + "[" + off + "] = v" + std::to_string(k) + ";\n";
+    }
+    return b;
+  };
+  if (dims == 0) {
+    src += "  const int64_t packs = p.n / " + std::to_string(pack) + ";\n"
+           "  for (int64_t q = jitops::global_thread(); q < packs; q += jitops::grid_threads()) {\n";
+    for (int k = 0; k < operands; ++k) {
+      if (scalar(k)) continue;
+      const std::string pt = pack_type(types[k], pack), v = "v" + std::to_string(k);
+      const std::string pp = std::string("reinterpret_cast<") + (k < inputs ? "const " : "") + pt + "*>(p.data[" +
+                             std::to_string(k) + "])";
+      if (k < inputs || load_outputs)
+        src += "    " + std::string(k < inputs ? "const " : "") + pt + " " + v + " = " + pp + "[q];\n";
+      else
+        src += "    " + pt + " " + v + "{};\n";
+    }
+    src += "#pragma unroll\n    for (int l = 0; l < " + std::to_string(pack) + "; ++l) " + call(".v[l]") + "\n";
+    for (int k = inputs; k < operands; ++k)
+      src += "    reinterpret_cast<" + pack_type(types[k], pack) + "*>(p.data[" + std::to_string(k) + "])[q] = v" +
+             std::to_string(k) + ";\n";
+    src += "  }\n";
+    if (pack > 1) {
+      src += "  // The tail, fewer than one pack, in the same launch.\n"
+             "  const int64_t i = packs * " + std::to_string(pack) + " + jitops::global_thread();\n"
+             "  if (i < p.n) {\n" + element_step("i") + "  }\n";
+    }
+  } else {
+    src += "  for (int64_t i = jitops::global_thread(); i < p.n; i += jitops::grid_threads()) {\n"
+           "    const jitops::Coords<" + std::to_string(dims) + "> c(p, i);\n";
+    for (int k = 0; k < operands; ++k)
+      if (!scalar(k)) src += "    const int64_t o" + std::to_string(k) + " = c.offset(p, " + std::to_string(k) + ");\n";
+    src += element_step("o") + "  }\n";
+  }
+  src += "}\n\n" + signature + " {\n#line 1 \"" + op.name + "\"\n" + op.operation + ";\n}\n";
+  return src;
+}
+
+}  // namespace
+
+const char* cuda_type_name(int dtype) {
+  switch (DType(dtype)) {
+    case DType::Bool: return "bool";
+    case DType::Int8: return "signed char";
+    case DType::UInt8: return "unsigned char";
+    case DType::Int16: return "short";
+    case DType::UInt16: return "unsigned short";
+    case DType::Int32: return "int";
+    case DType::UInt32: return "unsigned int";
+    case DType::Int64: return "long long";
+    case DType::UInt64: return "unsigned long long";
+    case DType::Float16: return "__half";
+    case DType::BFloat16: return "__nv_bfloat16";
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+    default: return nullptr;
+  }
+}
+
+int register_elementwise_operation(const ElementwiseOperation& op) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const std::string text = operation_text(op);
+  auto it = g_ids.find(text);
+  if (it != g_ids.end()) return it->second;
+  const int id = kFirstUserOperation + int(g_operations.size());
+  g_operations.push_back(op);
+  g_ids.emplace(text, id);
+  return id;
+}
+
+ElementwiseOperation elementwise_operation(int id) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const size_t i = size_t(id - kFirstUserOperation);
+  if (id < kFirstUserOperation || i >= g_operations.size())
+    throw std::logic_error("elementwise: no registered operation " + std::to_string(id));
+  return g_operations[i];
+}
+
+const KernelFamilyInfo& elementwise_family_info() {
+  static const KernelFamilyInfo info{"elementwise", kFieldNames, &elementwise_body};
+  return info;
+}
+
+}  // namespace jitops

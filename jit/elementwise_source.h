@@ -1,0 +1,49 @@
+// Specialization of templates/elementwise.cuh: the fields of an elementwise
+// spec, the built-in binary ops, and the registry of user operations
+// (jitops.ElementwiseKernel), which a spec names by number.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "jit/kernel_spec.h"
+
+namespace jitops {
+
+struct ElementwiseSpecFields {
+  enum : int {
+    kOperation = 0,  // ElementwiseBuiltin, or a registered user operation
+    kInputs,         // inputs come first among the operands
+    kOutputs,
+    kPack,           // elements per pack in the dense layout (1, 2, 4, 8, 16)
+    kDims,           // 0: dense; 1..3: strided with that many dims; 16: generic strided
+    kMaxThreads,
+    kScalarMask,     // bit k: operand k is a scalar
+    kDTypes,         // 4 bits per operand: its DType
+    kLoadOutputs,    // 1: outputs start as the caller's out= values (user operations)
+  };
+};
+
+enum ElementwiseBuiltin : int { kEwAdd = 1, kEwSub, kEwMul, kEwDiv, kEwMaximum, kEwMinimum };
+
+// The first id of user operations; built-ins are below it.
+constexpr int kFirstUserOperation = 1000;
+
+struct ElementwiseOperation {
+  std::string name;                      // a C identifier: kernel name in error messages
+  std::vector<std::string> param_names;  // inputs, then outputs
+  std::vector<std::string> param_types;  // a dtype name, or a placeholder such as "T"
+  int inputs = 0;
+  std::string operation;                 // C++ statements over the parameter names
+  std::string preamble;                  // C++ placed before the kernel (helper functions)
+};
+
+// Registers (or finds) a user operation; returns its id, stable in this process.
+int register_elementwise_operation(const ElementwiseOperation& op);
+ElementwiseOperation elementwise_operation(int id);
+
+// The CUDA C++ name of a dtype's element ("float", "__half", ...), or nullptr.
+const char* cuda_type_name(int dtype);
+
+const KernelFamilyInfo& elementwise_family_info();
+
+}  // namespace jitops

@@ -1,0 +1,42 @@
+#include "jit/histogram_source.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "jit/elementwise_source.h"
+
+namespace jitops {
+namespace {
+
+const char* const kFieldNames[KernelSpec::kFields] = {"kind", "dtype", "out_dtype", "vec", "dims", "threads",
+                                                      nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+
+const char* type_of(int dtype) {
+  const char* t = cuda_type_name(dtype);
+  if (!t) throw std::logic_error("histogram: no CUDA type for dtype " + std::to_string(dtype));
+  return t;
+}
+
+std::string histogram_body(const KernelSpec& s) {
+  using F = HistogramSpecFields;
+  const auto& f = s.fields;
+  const std::string dims = std::to_string(f[F::kDims]), vec = std::to_string(f[F::kVec]);
+  const std::string x = type_of(f[F::kDType]);
+  std::string call;
+  if (f[F::kKind] == kHistogramRange)
+    call = "jitops::histogram_range<" + x + ", " + vec + ">(p);";
+  else
+    call = "jitops::histogram_count<" + x + ", " + type_of(f[F::kOutDType]) + ", " + vec + ">(p);";
+  return "#include \"histogram.cuh\"\n\n"
+         "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
+         "jitops_kernel(const jitops::HistogramParams<" + dims + "> p) {\n  " + call + "\n}\n";
+}
+
+}  // namespace
+
+const KernelFamilyInfo& histogram_family_info() {
+  static const KernelFamilyInfo info{"histogram", kFieldNames, &histogram_body};
+  return info;
+}
+
+}  // namespace jitops

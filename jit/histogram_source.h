@@ -1,0 +1,22 @@
+// Specialization of templates/histogram.cuh: the fields of a histc spec.
+#pragma once
+#include "jit/kernel_spec.h"
+
+namespace jitops {
+
+enum HistogramKind : int { kHistogramRange = 0, kHistogramCount = 1 };
+
+struct HistogramSpecFields {
+  enum : int {
+    kKind = 0,   // HistogramKind
+    kDType,      // x's DType
+    kOutDType,   // the counts' DType (count kernel)
+    kVec,        // elements per load when x is dense
+    kDims,       // 0: dense; 1..3 strided; 16: generic strided
+    kMaxThreads,
+  };
+};
+
+const KernelFamilyInfo& histogram_family_info();
+
+}  // namespace jitops

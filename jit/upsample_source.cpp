@@ -1,0 +1,52 @@
+#include "jit/upsample_source.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "jit/elementwise_source.h"
+
+namespace jitops {
+namespace {
+
+const char* const kFieldNames[KernelSpec::kFields] = {"kind", "element", "vec", "offset", "unroll", "threads",
+                                                      nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+
+std::string upsample_body(const KernelSpec& s) {
+  using F = UpsampleSpecFields;
+  const auto& f = s.fields;
+  const std::string bits = std::to_string(f[F::kOffsetBits]), unroll = std::to_string(f[F::kUnroll]);
+  const std::string vec = std::to_string(f[F::kVec]);
+  std::string call;
+  const bool forward = f[F::kKind] == kUpsampleForward || f[F::kKind] == kUpsampleForward2x;
+  std::string element;
+  if (forward) {
+    element = "jitops::UnitOf<" + std::to_string(f[F::kElement]) + ">::type";
+  } else {
+    const char* t = cuda_type_name(f[F::kElement]);
+    if (!t) throw std::logic_error("upsample: no CUDA type for dtype " + std::to_string(f[F::kElement]));
+    element = t;
+  }
+  switch (f[F::kKind]) {
+    case kUpsampleForward: call = "jitops::upsample_forward<" + element + ", " + bits + ", " + unroll + ">(p);"; break;
+    case kUpsampleForward2x:
+      call = "jitops::upsample_forward_2x<" + element + ", " + vec + ", " + bits + ", " + unroll + ">(p);";
+      break;
+    case kUpsampleBackward: call = "jitops::upsample_backward<" + element + ", " + bits + ">(p);"; break;
+    case kUpsampleBackward2x:
+      call = "jitops::upsample_backward_2x<" + element + ", " + vec + ", " + bits + ", " + unroll + ">(p);";
+      break;
+    default: throw std::logic_error("upsample: unknown kind " + std::to_string(f[F::kKind]));
+  }
+  return "#include \"upsample.cuh\"\n\n"
+         "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
+         "jitops_kernel(const jitops::UpsampleParams<" + bits + "> p) {\n  " + call + "\n}\n";
+}
+
+}  // namespace
+
+const KernelFamilyInfo& upsample_family_info() {
+  static const KernelFamilyInfo info{"upsample", kFieldNames, &upsample_body};
+  return info;
+}
+
+}  // namespace jitops

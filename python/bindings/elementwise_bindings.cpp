@@ -1,0 +1,263 @@
+// Python entry points of the elementwise family: the built-in binary ops
+// (add, sub, mul, div, maximum, minimum) as METH_FASTCALL builtins, and the
+// generic entry behind jitops.ElementwiseKernel.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "jit/elementwise_source.h"
+#include "python/bindings/array_args.h"
+#include "python/bindings/fastcall.h"
+#include "python/bindings/op_runner.h"
+#include "python/bindings/scalar_arg.h"
+#include "runtime/arg_error.h"
+#include "runtime/ops/elementwise_plan.h"
+
+namespace py = pybind11;
+
+namespace jitops {
+namespace {
+
+int explain_arg(PyObject* p) { return p ? int(int_arg(p, "_explain")) : -1; }
+
+bool is_integer(DType d) {
+  const DTypeKind k = dtype_info(d).kind;
+  return k == DTypeKind::Signed || k == DTypeKind::Unsigned;
+}
+
+bool is_float(DType d) { return dtype_info(d).kind == DTypeKind::Float; }
+
+uint64_t scalar_bits(DType dtype, const Scalar& s) {
+  unsigned char bytes[16];
+  encode_scalar(dtype, s, bytes);
+  uint64_t bits = 0;
+  std::memcpy(&bits, bytes, 8);
+  return bits;
+}
+
+// The operands of one call: arrays parsed by CallArrays, numbers kept aside.
+struct Operands {
+  std::vector<OperandArg> args;      // the arrays and outputs, in CallArrays slots
+  int slot[kMaxElementwiseOperands];  // operand -> CallArrays slot, or -1 for a number
+  Scalar number[kMaxElementwiseOperands];
+};
+
+Operands split_operands(PyObject* const* objects, const char* const* names, int inputs, int outputs) {
+  Operands o;
+  for (int k = 0; k < inputs + outputs; ++k) {
+    PyObject* v = objects[k];
+    if (k < inputs && is_number(v)) {
+      o.slot[k] = -1;
+      o.number[k] = scalar_arg(v, names[k]);
+      continue;
+    }
+    o.slot[k] = int(o.args.size());
+    o.args.push_back(OperandArg{names[k], v ? py::handle(v) : py::none(), k >= inputs});
+  }
+  return o;
+}
+
+// Broadcast shape of the array inputs, or of the first given output.
+std::vector<int64_t> result_shape(const CallArrays& call, const Operands& o, int inputs, int outputs,
+                                  const char* const* names) {
+  int ndim = 0;
+  int64_t shape[kMaxTensorDims];
+  bool any = false;
+  for (int k = 0; k < inputs; ++k) {
+    if (o.slot[k] < 0) continue;
+    broadcast_into(call[size_t(o.slot[k])], names[k], ndim, shape);
+    any = true;
+  }
+  if (!any) {
+    for (int k = inputs; k < inputs + outputs && !any; ++k)
+      if (call.present(size_t(o.slot[k]))) {
+        const TensorDesc& t = call[size_t(o.slot[k])];
+        ndim = t.ndim;
+        std::copy(t.shape, t.shape + t.ndim, shape);
+        any = true;
+      }
+    if (!any) throw type_error(std::string(names[0]) + ": expected at least one array among the inputs, or out=");
+  }
+  return std::vector<int64_t>(shape, shape + ndim);
+}
+
+// Runs operation `operation` with resolved operand dtypes; returns the outputs
+// (one object, or a tuple when there are several).
+void resolve_builtin(const CallArrays& call, const Operands& o, int operation, DType* dtypes);
+
+// Built-ins (operation < kFirstUserOperation) resolve `dtypes` here, from the arrays.
+py::object run_elementwise(int operation, PyObject* const* objects, const char* const* names, int inputs, int outputs,
+                           DType* dtypes, bool load_outputs, py::handle stream, int explain_arch) {
+  Operands o = split_operands(objects, names, inputs, outputs);
+  CallArrays call(o.args.data(), o.args.size(), stream);
+  enter_call(call);
+  if (operation < kFirstUserOperation) resolve_builtin(call, o, operation, dtypes);
+  ElementwiseProblem p;
+  p.operation = operation;
+  p.inputs = inputs;
+  p.outputs = outputs;
+  p.load_outputs = load_outputs;
+  for (int k = 0; k < inputs; ++k) {
+    p.dtypes[k] = dtypes[k];
+    if (o.slot[k] < 0) {
+      p.scalar[k] = true;
+      p.scalar_bits[k] = scalar_bits(dtypes[k], o.number[k]);
+    } else if (call[size_t(o.slot[k])].dtype != dtypes[k]) {
+      throw type_error(std::string(names[k]) + ": expected dtype " + dtype_info(dtypes[k]).name + " (got " +
+                       dtype_info(call[size_t(o.slot[k])].dtype).name + ")");
+    }
+  }
+  const std::vector<int64_t> shape = result_shape(call, o, inputs, outputs, names);
+  p.ndim = int(shape.size());
+  std::copy(shape.begin(), shape.end(), p.shape);
+  size_t like = 0;
+  for (int k = 0; k < inputs + outputs; ++k)
+    if (o.slot[k] >= 0 && call.present(size_t(o.slot[k]))) {
+      like = size_t(o.slot[k]);
+      break;
+    }
+  std::vector<py::object> results;
+  for (int k = inputs; k < inputs + outputs; ++k) {
+    p.dtypes[k] = dtypes[k];
+    const size_t slot = size_t(o.slot[k]);
+    if (call.present(slot)) {
+      call.check_out(slot, shape, dtypes[k], true);
+      results.push_back(py::reinterpret_borrow<py::object>(objects[k]));
+    } else {
+      results.push_back(call.allocate(slot, like, shape, dtypes[k]));
+    }
+  }
+  for (int k = 0; k < inputs + outputs; ++k)
+    if (o.slot[k] >= 0) p.arrays[k] = &call[size_t(o.slot[k])];
+  LaunchPlan plan;
+  const bool any = plan_elementwise(p, planning_device(call, explain_arch), plan);
+  const size_t first_out = size_t(o.slot[inputs]);
+  py::object first = execute(call, &plan, any ? 1 : 0, results[0], first_out, explain_arch);
+  if (explain_arch >= 0 || outputs == 1) return first;
+  py::tuple all(outputs);
+  all[0] = first;
+  for (int k = 1; k < outputs; ++k) all[size_t(k)] = call.finish(results[size_t(k)], size_t(o.slot[inputs + k]));
+  return std::move(all);
+}
+
+// A built-in's dtypes, as PyTorch resolves them: the arrays' dtype (both
+// arrays must agree), float32 for an integer array with a float number or
+// for a division of integers. A number takes the compute type (float32 for
+// 16-bit floats, as PyTorch's opmath does).
+void resolve_builtin(const CallArrays& call, const Operands& o, int operation, DType* dtypes) {
+  const bool x_number = o.slot[0] < 0, y_number = o.slot[1] < 0;
+  if (x_number && y_number) throw type_error("x: expected an array for x or y (got two numbers)");
+  const DType array_dtype = call[size_t(o.slot[x_number ? 1 : 0])].dtype;
+  if (!x_number && !y_number && call[size_t(o.slot[1])].dtype != array_dtype)
+    throw type_error(std::string("y: expected dtype ") + dtype_info(array_dtype).name + " like x (got " +
+                     dtype_info(call[size_t(o.slot[1])].dtype).name + "); convert one of them first");
+  if (!is_integer(array_dtype) && !is_float(array_dtype))
+    throw type_error(std::string(x_number ? "y" : "x") + ": expected an integer or floating dtype (got " +
+                     dtype_info(array_dtype).name + ")");
+  const bool float_number = (x_number && !o.number[0].integral) || (y_number && !o.number[1].integral);
+  DType result = array_dtype;
+  if (is_integer(array_dtype) && (operation == kEwDiv || float_number)) result = DType::Float32;
+  const DType compute = result == DType::Float16 || result == DType::BFloat16 ? DType::Float32 : result;
+  dtypes[0] = x_number ? compute : array_dtype;
+  dtypes[1] = y_number ? compute : array_dtype;
+  dtypes[2] = result;
+}
+
+py::object run_builtin(int operation, PyObject* const* a) {
+  static const char* const kNames[] = {"x", "y", "out"};
+  PyObject* objects[3] = {a[0], a[1], a[2]};
+  DType dtypes[3] = {};
+  return run_elementwise(operation, objects, kNames, 2, 1, dtypes, false, or_none(a[3]), explain_arg(a[4]));
+}
+
+const char* const kBinaryNames[] = {"x", "y", "out", "stream", "_explain"};
+
+#define JITOPS_BINARY(op_name, code)                                                          \
+  const FastSignature k_##op_name##_sig{#op_name, kBinaryNames, 5, 3, 2};                     \
+  py::object op_name##_body(PyObject* const* a) { return run_builtin(code, a); }
+
+JITOPS_BINARY(add, kEwAdd)
+JITOPS_BINARY(sub, kEwSub)
+JITOPS_BINARY(mul, kEwMul)
+JITOPS_BINARY(div, kEwDiv)
+JITOPS_BINARY(maximum, kEwMaximum)
+JITOPS_BINARY(minimum, kEwMinimum)
+
+#define JITOPS_FAST(sig, body) \
+  reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_entry<sig, &body>))
+
+#define JITOPS_BINARY_DOC(name, what)                                                                \
+  name "(x, y, out=None, *, stream=None)\n--\n\n" what "\n\n"                                        \
+  "``x`` and ``y`` are arrays of one dtype that broadcast together (numpy rules), or one\n"          \
+  "of them is a Python number. Integer arrays with a float number give float32, as in\n"             \
+  "PyTorch. float16 and bfloat16 compute in float32 and round once. ``out=`` may be one of\n"        \
+  "the inputs (the same view) to work in place."
+
+PyMethodDef kDefs[] = {
+    {"add", JITOPS_FAST(k_add_sig, add_body), METH_FASTCALL | METH_KEYWORDS,
+     JITOPS_BINARY_DOC("add", "``x + y`` elementwise, like ``torch.add`` and ``numpy.add``.")},
+    {"sub", JITOPS_FAST(k_sub_sig, sub_body), METH_FASTCALL | METH_KEYWORDS,
+     JITOPS_BINARY_DOC("sub", "``x - y`` elementwise, like ``torch.sub`` and ``numpy.subtract``.")},
+    {"mul", JITOPS_FAST(k_mul_sig, mul_body), METH_FASTCALL | METH_KEYWORDS,
+     JITOPS_BINARY_DOC("mul", "``x * y`` elementwise, like ``torch.mul`` and ``numpy.multiply``.")},
+    {"div", JITOPS_FAST(k_div_sig, div_body), METH_FASTCALL | METH_KEYWORDS,
+     JITOPS_BINARY_DOC("div", "``x / y`` elementwise (true division), like ``torch.div``; integer arrays give "
+                              "float32.")},
+    {"maximum", JITOPS_FAST(k_maximum_sig, maximum_body), METH_FASTCALL | METH_KEYWORDS,
+     JITOPS_BINARY_DOC("maximum", "The larger of ``x`` and ``y``, NaN if either is NaN, like ``torch.maximum``.")},
+    {"minimum", JITOPS_FAST(k_minimum_sig, minimum_body), METH_FASTCALL | METH_KEYWORDS,
+     JITOPS_BINARY_DOC("minimum", "The smaller of ``x`` and ``y``, NaN if either is NaN, like ``torch.minimum``.")},
+};
+
+DType dtype_arg(const std::string& name, const std::string& what) {
+  DType d;
+  if (!dtype_from_name(name, &d) || !cuda_type_name(int(d)))
+    throw type_error(what + ": unsupported dtype '" + name + "'");
+  return d;
+}
+
+}  // namespace
+
+void bind_elementwise_ops(py::module_& m) {
+  for (PyMethodDef& def : kDefs) add_fastcall(m, &def);
+  m.def(
+      "register_elementwise",
+      [](const std::string& name, const std::vector<std::string>& param_names,
+         const std::vector<std::string>& param_types, int inputs, const std::string& operation,
+         const std::string& preamble) {
+        ElementwiseOperation op{name, param_names, param_types, inputs, operation, preamble};
+        return register_elementwise_operation(op);
+      },
+      py::arg("name"), py::arg("param_names"), py::arg("param_types"), py::arg("inputs"), py::arg("operation"),
+      py::arg("preamble") = "", "Registers a user operation (jitops.ElementwiseKernel); returns its id.");
+  m.def(
+      "elementwise_call",
+      [](int operation, py::sequence operands, const std::vector<std::string>& names,
+         const std::vector<std::string>& dtype_names, int inputs, bool load_outputs, py::handle stream,
+         int explain_arch) {
+        const int count = int(py::len(operands));
+        if (count > kMaxElementwiseOperands || count != int(names.size()) || count != int(dtype_names.size()) ||
+            inputs < 0 || inputs >= count)
+          throw value_error("operands: at most " + std::to_string(kMaxElementwiseOperands) +
+                            " inputs and outputs together, with at least one output");
+        std::vector<py::object> held(static_cast<size_t>(count));
+        PyObject* objects[kMaxElementwiseOperands];
+        const char* cnames[kMaxElementwiseOperands];
+        DType dtypes[kMaxElementwiseOperands];
+        for (int k = 0; k < count; ++k) {
+          held[size_t(k)] = operands[size_t(k)];
+          objects[k] = held[size_t(k)].is_none() ? nullptr : held[size_t(k)].ptr();
+          cnames[k] = names[size_t(k)].c_str();
+          dtypes[k] = dtype_arg(dtype_names[size_t(k)], names[size_t(k)]);
+        }
+        return run_elementwise(operation, objects, cnames, inputs, count - inputs, dtypes, load_outputs, stream,
+                               explain_arch);
+      },
+      py::arg("operation"), py::arg("operands"), py::arg("names"), py::arg("dtypes"), py::arg("inputs"),
+      py::arg("load_outputs"), py::arg("stream") = py::none(), py::arg("explain_arch") = -1,
+      "Runs a registered operation on operands (inputs, then outputs or None) of resolved dtypes.");
+}
+
+}  // namespace jitops

@@ -1,0 +1,33 @@
+// Scratch device memory for one call: allocated and filled on the call's
+// stream, freed stream-ordered when the call returns (the kernels queued
+// before the free still see it).
+#pragma once
+#include <cuda.h>
+
+#include "python/bindings/array_args.h"
+#include "runtime/device_context.h"
+#include "runtime/driver_api.h"
+
+namespace jitops {
+
+// A scratch buffer of 32-bit words set to `fill`, on the call's stream, freed
+// (stream-ordered) when done.
+class StreamScratch {
+ public:
+  StreamScratch(const CallArrays& call, size_t words, unsigned fill) : stream_(call.stream()) {
+    device_context(call.device()).make_current();
+    JITOPS_CU(driver().cuMemAllocAsync(&ptr_, words * 4, stream_), "cuMemAllocAsync");
+    JITOPS_CU(driver().cuMemsetD32Async(ptr_, fill, words, stream_), "cuMemsetD32Async");
+  }
+  ~StreamScratch() {
+    if (ptr_) driver().cuMemFreeAsync(ptr_, stream_);
+  }
+  int* data() const { return reinterpret_cast<int*>(ptr_); }
+  unsigned long long* keys() const { return reinterpret_cast<unsigned long long*>(ptr_); }
+
+ private:
+  CUstream stream_;
+  CUdeviceptr ptr_ = 0;
+};
+
+}  // namespace jitops

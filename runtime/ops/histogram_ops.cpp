@@ -1,0 +1,192 @@
+#include "runtime/ops/histogram_ops.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+#include "jit/histogram_source.h"
+#include "jitops/histogram_params.h"
+#include "runtime/arg_error.h"
+#include "runtime/collapse.h"
+#include "runtime/op_codes.h"
+
+namespace jitops {
+namespace {
+
+constexpr int kThreads = 256;
+std::atomic<int> g_strategy{0};
+
+bool is_float(DType d) { return dtype_info(d).kind == DTypeKind::Float; }
+
+// x's explicit range as x's type holds it: floats round to nearest, integers
+// truncate toward zero (Scalar.to<int64_t>() in PyTorch), then narrow.
+double to_x_type(DType d, double v) {
+  unsigned char bytes[16];
+  Scalar s;
+  s.f = v;
+  encode_scalar(d, s, bytes);
+  switch (d) {
+    case DType::Float16: { uint16_t b; std::memcpy(&b, bytes, 2); return half_bits_to_float(b); }
+    case DType::BFloat16: { uint16_t b; std::memcpy(&b, bytes, 2); return bfloat16_bits_to_float(b); }
+    case DType::Float32: { float f; std::memcpy(&f, bytes, 4); return f; }
+    case DType::Float64: return v;
+    case DType::Int8: return double(int8_t(bytes[0]));
+    case DType::UInt8: return double(uint8_t(bytes[0]));
+    case DType::Int16: { int16_t x; std::memcpy(&x, bytes, 2); return x; }
+    case DType::UInt16: { uint16_t x; std::memcpy(&x, bytes, 2); return x; }
+    case DType::Int32: { int32_t x; std::memcpy(&x, bytes, 4); return x; }
+    case DType::UInt32: { uint32_t x; std::memcpy(&x, bytes, 4); return x; }
+    case DType::Int64: { int64_t x; std::memcpy(&x, bytes, 8); return double(x); }
+    case DType::UInt64: { uint64_t x; std::memcpy(&x, bytes, 8); return double(x); }
+    default: return v;
+  }
+}
+
+template <int Dims>
+HistogramParams<Dims> base_params(const TensorDesc& x, const IterationSpace& s, unsigned long long* scratch,
+                                  IndexErrorSlot* error_slot) {
+  HistogramParams<Dims> p{};
+  p.x = x.data;
+  p.scratch = scratch;
+  p.error = error_slot;
+  p.n = x.numel();
+  p.op_code = kOpHistc;
+  p.ndim = s.ndim;
+  if (Dims > 0)
+    for (int d = 0; d < s.ndim; ++d) {
+      p.sizes[d] = s.sizes[d];
+      p.strides[d] = s.strides[0][d];
+    }
+  return p;
+}
+
+template <int Dims>
+void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r, const IterationSpace& s,
+                    int vec, unsigned long long* scratch, const DeviceInfo& device, IndexErrorSlot* error_slot,
+                    std::vector<LaunchPlan>& plans) {
+  using F = HistogramSpecFields;
+  const bool automatic = r.min == r.max;
+  const int64_t n = x.numel();
+  const int64_t items = Dims == 0 ? (n + vec - 1) / vec : n;
+  const int64_t resident = int64_t(device.sm_count) * (device.max_threads_per_sm / kThreads);
+  auto spec = [&](int kind) {
+    KernelSpec k;
+    k.family = KernelFamily::Histogram;
+    k.fields[F::kKind] = kind;
+    k.fields[F::kDType] = int(x.dtype);
+    k.fields[F::kOutDType] = kind == kHistogramCount ? int(out.dtype) : 0;
+    k.fields[F::kVec] = vec;
+    k.fields[F::kDims] = Dims;
+    k.fields[F::kMaxThreads] = kThreads;
+    return k;
+  };
+  if (automatic && n > 0) {
+    LaunchPlan& plan = plans.emplace_back();
+    plan.spec = spec(kHistogramRange);
+    plan.block[0] = kThreads;
+    // One wave: a reduction wants few blocks, each with many loads in flight.
+    plan.grid[0] = unsigned(std::max<int64_t>(1, std::min<int64_t>((items + kThreads * 4 - 1) / (kThreads * 4), resident)));
+    plan.regime = "range: min/max by atomicMax of ordered keys";
+    plan.set_params(base_params<Dims>(x, s, scratch, error_slot));
+  }
+  HistogramParams<Dims> p = base_params<Dims>(x, s, scratch, error_slot);
+  p.out = out.data;
+  p.out_stride = out.strides[0];
+  p.bins = int32_t(r.bins);
+  p.auto_range = automatic;
+  if (!automatic) {
+    double lo = to_x_type(x.dtype, r.min), hi = to_x_type(x.dtype, r.max);
+    if (lo == hi) {
+      lo = to_x_type(x.dtype, lo - 1);
+      hi = to_x_type(x.dtype, hi + 1);
+    }
+    if (is_float(x.dtype) && (!std::isfinite(lo) || !std::isfinite(hi)))
+      throw value_error("max: the range [" + std::to_string(lo) + ", " + std::to_string(hi) + "] in x's dtype " +
+                        dtype_info(x.dtype).name + " is not finite");
+    p.lo = lo;
+    p.hi = hi;
+    p.ilo = int64_t(lo);
+    p.ihi = int64_t(hi);
+  }
+  // Shared-memory sub-histograms, one per warp while they fit in 48 KiB (no
+  // opt-in), at least one up to the opt-in limit; beyond it, global atomics.
+  const int64_t bin_bytes = r.bins * 4;
+  const int warps = kThreads / 32;
+  int copies = int(std::min<int64_t>(warps, std::max<int64_t>(1, (48 * 1024) / std::max<int64_t>(1, bin_bytes))));
+  bool shared = bin_bytes <= device.shared_per_block_optin;
+  if (g_strategy == 1) shared = bin_bytes <= device.shared_per_block_optin;
+  if (g_strategy == 2) shared = false;
+  LaunchPlan& plan = plans.emplace_back();
+  plan.spec = spec(kHistogramCount);
+  plan.block[0] = kThreads;
+  int64_t blocks_per_sm = device.max_threads_per_sm / kThreads;
+  if (shared) {
+    p.copies = copies;
+    plan.shared_bytes = unsigned(int64_t(copies) * bin_bytes);
+    blocks_per_sm = std::max<int64_t>(1, std::min<int64_t>(blocks_per_sm, device.shared_per_sm / (plan.shared_bytes + 1024)));
+    plan.regime = "count: per-warp sub-histograms in shared memory";
+  } else {
+    p.copies = 0;
+    plan.regime = "count: global atomics";
+  }
+  const int64_t cap = int64_t(device.sm_count) * blocks_per_sm;
+  plan.grid[0] = unsigned(std::max<int64_t>(1, std::min<int64_t>((items + kThreads * 4 - 1) / (kThreads * 4), cap)));
+  plan.set_params(p);
+}
+
+}  // namespace
+
+void set_histogram_strategy(int strategy) { g_strategy = strategy; }
+
+void check_histc(const TensorDesc& x, const HistcRequest& r) {
+  const DTypeKind k = dtype_info(x.dtype).kind;
+  if (k != DTypeKind::Float && k != DTypeKind::Signed && k != DTypeKind::Unsigned)
+    throw type_error(std::string("x: histc supports floating and integer dtypes (got ") + dtype_info(x.dtype).name +
+                     ")");
+  if (r.bins <= 0 || r.bins > (int64_t(1) << 30))
+    throw value_error("bins: expected a positive number of bins up to 2^30 (got " + std::to_string(r.bins) + ")");
+  if (!std::isfinite(r.min) || !std::isfinite(r.max))
+    throw value_error("min: expected a finite range (got [" + std::to_string(r.min) + ", " + std::to_string(r.max) +
+                      "])");
+  if (r.min > r.max)
+    throw value_error("max: expected max >= min (got min " + std::to_string(r.min) + ", max " + std::to_string(r.max) +
+                      ")");
+}
+
+size_t histc_scratch_words(int64_t bins) { return size_t(kHistogramHeaderWords + bins); }
+
+void plan_histc(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r, unsigned long long* scratch,
+                const DeviceInfo& device, IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans) {
+  IterationSpace s;
+  s.operands = 1;
+  s.ndim = x.ndim;
+  for (int d = 0; d < x.ndim; ++d) {
+    s.sizes[d] = x.shape[d];
+    s.strides[0][d] = x.strides[d];
+  }
+  if (x.numel() == 0) {
+    s.ndim = 1;
+    s.sizes[0] = 0;
+    s.strides[0][0] = 1;
+  } else {
+    collapse(s);
+  }
+  const int bytes = x.element_bytes();
+  if (s.ndim == 1 && s.strides[0][0] == 1) {
+    int vec = 16 / bytes;
+    while (vec > 1 && reinterpret_cast<uintptr_t>(x.data) % uintptr_t(vec * bytes) != 0) vec /= 2;
+    return plan_with_dims<0>(x, out, r, s, vec, scratch, device, error_slot, plans);
+  }
+  if (s.ndim > kMaxDims)
+    throw value_error("x: at most " + std::to_string(kMaxDims) + " dimensions after merging contiguous ones (got " +
+                      std::to_string(s.ndim) + ")");
+  switch (s.ndim) {
+    case 1: return plan_with_dims<1>(x, out, r, s, 1, scratch, device, error_slot, plans);
+    case 2: return plan_with_dims<2>(x, out, r, s, 1, scratch, device, error_slot, plans);
+    case 3: return plan_with_dims<3>(x, out, r, s, 1, scratch, device, error_slot, plans);
+    default: return plan_with_dims<kMaxDims>(x, out, r, s, 1, scratch, device, error_slot, plans);
+  }
+}
+
+}  // namespace jitops

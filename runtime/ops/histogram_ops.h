@@ -1,0 +1,32 @@
+// histc as the core sees them: the range (explicit, converted to x's type as
+// PyTorch converts it, or found on the device), the counting strategy, and
+// the launches.
+#pragma once
+#include <vector>
+
+#include "runtime/launch.h"
+#include "runtime/scalar.h"
+#include "runtime/tensor_desc.h"
+
+namespace jitops {
+
+struct HistcRequest {
+  int64_t bins = 100;
+  double min = 0, max = 0;  // min == max: the data's own range
+  DType counts = DType::Float32;
+};
+
+// Checks x's dtype, bins and the range; TypeError/ValueError naming the argument.
+void check_histc(const TensorDesc& x, const HistcRequest& r);
+
+// 64-bit words of scratch the launches need (zeroed before them).
+size_t histc_scratch_words(int64_t bins);
+
+// Strategy override for measurement: 0 heuristic, 1 shared memory, 2 global.
+void set_histogram_strategy(int strategy);
+
+// Appends the launches: range (when automatic), then count.
+void plan_histc(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r, unsigned long long* scratch,
+                const DeviceInfo& device, IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans);
+
+}  // namespace jitops

@@ -1,0 +1,210 @@
+#include "runtime/ops/upsample_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "jit/upsample_source.h"
+#include "jitops/upsample_params.h"
+#include "runtime/arg_error.h"
+#include "runtime/launch_shape.h"
+
+namespace jitops {
+namespace {
+
+constexpr int64_t kInt32Limit = int64_t(1) << 31;
+enum : int { kN = 0, kC = 1, kH = 2, kW = 3 };
+
+int64_t max_offset(const TensorDesc& t) {
+  int64_t m = 0;
+  for (int d = 0; d < t.ndim; ++d) m += (t.shape[d] - 1) * (t.strides[d] < 0 ? -t.strides[d] : t.strides[d]);
+  return m;
+}
+
+bool fits_32bit(const TensorDesc& a, const TensorDesc& b) {
+  return a.numel() < kInt32Limit && b.numel() < kInt32Limit && max_offset(a) < kInt32Limit &&
+         max_offset(b) < kInt32Limit;
+}
+
+// The four dims of `t` ordered outermost first by its strides (a stable sort,
+// so NCHW stays NCHW and channels-last becomes N, H, W, C).
+std::array<int, 4> memory_order(const TensorDesc& t) {
+  std::array<int, 4> order = {0, 1, 2, 3};
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const int64_t sa = t.shape[a] == 1 ? 0 : std::abs(t.strides[a]), sb = t.shape[b] == 1 ? 0 : std::abs(t.strides[b]);
+    return sa > sb;
+  });
+  return order;
+}
+
+// The generic layout: iterate over `walked` (the tensor written) in its memory
+// order; `other` is read at the same N, C and mapped H, W.
+template <int Bits>
+void fill_generic(const TensorDesc& walked, const TensorDesc& other, UpsampleParams<Bits>& p) {
+  typedef typename UpsampleParams<Bits>::Divider D;
+  typedef typename UpsampleParams<Bits>::Stride S;
+  const std::array<int, 4> order = memory_order(walked);
+  for (int pos = 0; pos < 4; ++pos) {
+    const int d = order[pos];
+    p.sizes[pos] = D(typename UpsampleParams<Bits>::Linear(walked.shape[d]));
+    p.dst_strides[pos] = S(walked.strides[d]);
+    p.src_strides[pos] = S(other.strides[d]);
+    if (d == kH) p.h_pos = pos;
+    if (d == kW) p.w_pos = pos;
+  }
+  p.work = typename UpsampleParams<Bits>::Linear(walked.numel());
+}
+
+template <int Bits>
+void fill_2x(int64_t rows, int64_t width, int vec, UpsampleParams<Bits>& p) {
+  typedef typename UpsampleParams<Bits>::Linear L;
+  p.work = L(rows * (width / vec));
+  p.row_groups = typename UpsampleParams<Bits>::Divider(L(width / vec));
+  p.width = typename UpsampleParams<Bits>::Stride(width);
+}
+
+// Elements per item of a 2x kernel: the widest whose packs stay within 16
+// bytes (`wide_bytes` per element on the doubled side) and stay aligned.
+int vec_for_2x(int64_t width, int element_bytes, const void* narrow, const void* wide) {
+  int vec = 8 / element_bytes;
+  while (vec > 1 && (width % vec != 0 || reinterpret_cast<uintptr_t>(narrow) % uintptr_t(vec * element_bytes) != 0 ||
+                     reinterpret_cast<uintptr_t>(wide) % uintptr_t(2 * vec * element_bytes) != 0))
+    vec /= 2;
+  return std::max(vec, 1);
+}
+
+template <int Bits>
+void finish_plan(UpsampleParams<Bits>& p, int unroll, const DeviceInfo& device, LaunchPlan& plan) {
+  const LaunchTuning tuning = launch_tuning();
+  plan.block[0] = unsigned(tuning.threads);
+  plan.spec.fields[UpsampleSpecFields::kMaxThreads] = tuning.threads;
+  plan.spec.fields[UpsampleSpecFields::kUnroll] = unroll;
+  plan.grid[0] = grid_blocks(int64_t(p.work), int64_t(tuning.threads) * unroll, tuning.threads, device, tuning.waves);
+  plan.set_params(p);
+}
+
+template <int Bits>
+bool plan_with_bits(bool forward, const TensorDesc& src, const TensorDesc& dst, const UpsampleGeometry& g,
+                    const DeviceInfo& device, LaunchPlan& plan) {
+  using F = UpsampleSpecFields;
+  UpsampleParams<Bits> p{};
+  p.src = src.data;
+  p.dst = dst.data;
+  plan.spec = KernelSpec();
+  plan.spec.family = KernelFamily::Upsample;
+  plan.spec.fields[F::kOffsetBits] = Bits;
+  const int bytes = src.element_bytes();
+  plan.spec.fields[F::kElement] = forward ? bytes : int(src.dtype);
+  const bool exact_2x = g.out_h == 2 * g.in_h && g.out_w == 2 * g.in_w &&
+                        (forward ? g.forward_scale_h == 0.5f && g.forward_scale_w == 0.5f
+                                 : g.backward_scale_h == 2.0f && g.backward_scale_w == 2.0f);
+  if (exact_2x && src.is_contiguous() && dst.is_contiguous()) {
+    const int64_t width = g.in_w, rows = (forward ? src : dst).numel() / std::max<int64_t>(1, g.in_w);
+    const int vec = forward ? vec_for_2x(width, bytes, src.data, dst.data) : vec_for_2x(width, bytes, dst.data, src.data);
+    plan.spec.fields[F::kKind] = forward ? kUpsampleForward2x : kUpsampleBackward2x;
+    plan.spec.fields[F::kVec] = vec;
+    plan.regime = "exact 2x, packed pairs";
+    fill_2x(rows, width, vec, p);
+    finish_plan(p, 4, device, plan);
+    return true;
+  }
+  plan.spec.fields[F::kKind] = forward ? kUpsampleForward : kUpsampleBackward;
+  plan.spec.fields[F::kVec] = 1;
+  plan.regime = forward ? "generic gather" : "generic window sum (deterministic)";
+  if (forward) {
+    fill_generic(dst, src, p);
+    p.src_h = int32_t(g.in_h);
+    p.src_w = int32_t(g.in_w);
+    p.scale_h = g.forward_scale_h;
+    p.scale_w = g.forward_scale_w;
+  } else {
+    fill_generic(dst, src, p);  // walks the input gradient; reads the output gradient
+    p.src_h = int32_t(g.out_h);
+    p.src_w = int32_t(g.out_w);
+    p.scale_h = g.backward_scale_h;
+    p.scale_w = g.backward_scale_w;
+  }
+  finish_plan(p, forward ? 4 : 1, device, plan);
+  return true;
+}
+
+bool plan_upsample(bool forward, const TensorDesc& src, const TensorDesc& dst, const UpsampleGeometry& g,
+                   const DeviceInfo& device, LaunchPlan& plan) {
+  if (dst.numel() == 0) return false;
+  if (g.out_h >= kInt32Limit || g.out_w >= kInt32Limit)
+    throw value_error("size: output height and width must be below 2^31 (got " + std::to_string(g.out_h) + ", " +
+                      std::to_string(g.out_w) + ")");
+  if (fits_32bit(src, dst)) return plan_with_bits<32>(forward, src, dst, g, device, plan);
+  return plan_with_bits<64>(forward, src, dst, g, device, plan);
+}
+
+}  // namespace
+
+UpsampleGeometry upsample_geometry(int64_t in_h, int64_t in_w, const std::optional<std::array<int64_t, 2>>& size,
+                                   const std::optional<std::array<double, 2>>& scale_factor) {
+  if (size.has_value() == scale_factor.has_value())
+    throw value_error(std::string("size: expected exactly one of size and scale_factor (got ") +
+                      (size ? "both" : "neither") + ")");
+  UpsampleGeometry g;
+  g.in_h = in_h;
+  g.in_w = in_w;
+  if (size) {
+    g.out_h = (*size)[0];
+    g.out_w = (*size)[1];
+    if (g.out_h <= 0 || g.out_w <= 0)
+      throw value_error("size: expected positive sizes (got (" + std::to_string(g.out_h) + ", " +
+                        std::to_string(g.out_w) + "))");
+    g.forward_scale_h = float(in_h) / float(g.out_h);
+    g.forward_scale_w = float(in_w) / float(g.out_w);
+    g.backward_scale_h = in_h > 0 ? float(g.out_h) / float(in_h) : 0.f;
+    g.backward_scale_w = in_w > 0 ? float(g.out_w) / float(in_w) : 0.f;
+  } else {
+    const double sh = (*scale_factor)[0], sw = (*scale_factor)[1];
+    if (!(sh > 0) || !(sw > 0) || !std::isfinite(sh) || !std::isfinite(sw))
+      throw value_error("scale_factor: expected positive finite scales (got (" + std::to_string(sh) + ", " +
+                        std::to_string(sw) + "))");
+    g.out_h = int64_t(std::floor(double(in_h) * sh));
+    g.out_w = int64_t(std::floor(double(in_w) * sw));
+    if ((g.out_h <= 0 && in_h > 0) || (g.out_w <= 0 && in_w > 0))
+      throw value_error("scale_factor: the output would be empty (input " + std::to_string(in_h) + "x" +
+                        std::to_string(in_w) + ", scale " + std::to_string(sh) + ", " + std::to_string(sw) + ")");
+    g.forward_scale_h = float(1.0 / sh);
+    g.forward_scale_w = float(1.0 / sw);
+    g.backward_scale_h = float(sh);
+    g.backward_scale_w = float(sw);
+  }
+  return g;
+}
+
+void check_upsample_operand(const TensorDesc& x, const char* name) {
+  if (x.ndim != 4)
+    throw value_error(std::string(name) + ": expected a 4-d array (N, C, H, W) (got shape " + shape_str(x) + ")");
+  switch (x.dtype) {
+    case DType::Float16: case DType::BFloat16: case DType::Float32: case DType::Float64: case DType::UInt8: return;
+    default:
+      throw type_error(std::string(name) + ": upsample_nearest2d supports float16, bfloat16, float32, float64 and "
+                       "uint8 (got " + dtype_info(x.dtype).name + ")");
+  }
+}
+
+bool is_channels_last(const TensorDesc& t) {
+  if (t.ndim != 4 || t.is_contiguous()) return false;
+  int64_t expected = 1;
+  for (int d : {kC, kW, kH, kN}) {
+    if (t.shape[d] != 1 && t.strides[d] != expected) return false;
+    expected *= t.shape[d];
+  }
+  return true;
+}
+
+bool plan_upsample_forward(const TensorDesc& x, const TensorDesc& out, const UpsampleGeometry& g,
+                           const DeviceInfo& device, LaunchPlan& plan) {
+  return plan_upsample(true, x, out, g, device, plan);
+}
+
+bool plan_upsample_backward(const TensorDesc& grad_output, const TensorDesc& grad_input, const UpsampleGeometry& g,
+                            const DeviceInfo& device, LaunchPlan& plan) {
+  return plan_upsample(false, grad_output, grad_input, g, device, plan);
+}
+
+}  // namespace jitops

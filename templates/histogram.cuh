@@ -1,0 +1,237 @@
+// histc: bins equally wide over [lo, hi], the last bin closed, values outside
+// and NaN ignored, with PyTorch's bin arithmetic:
+//   bin = (int)((x - lo) * bins / (hi - lo)), in float for 16- and 32-bit
+//   floats, double for double, int64 for integers.
+// With an automatic range, a first kernel finds min/max into scratch words
+// and the counting kernel reads them from device memory: no host round trip.
+// Counting uses per-warp sub-histograms of 32-bit counters in shared memory
+// (copies > 0), or 64-bit atomics in global memory when the bins do not fit;
+// the last block to finish converts the counts into the output.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "jitops/histogram_params.h"
+#include "jitops/vector_units.cuh"
+
+namespace jitops {
+
+template <typename T> struct HistogramTraits {  // integers
+  typedef long long Acc;
+  static constexpr bool kFloat = false;
+  __device__ static unsigned long long key(T v) {
+    return (unsigned long long)(long long)v ^ 0x8000000000000000ull;
+  }
+  __device__ static Acc from_key(unsigned long long k) { return (long long)(k ^ 0x8000000000000000ull); }
+};
+template <> struct HistogramTraits<unsigned long long> {
+  typedef long long Acc;  // PyTorch's accumulate type for uint64 is int64 too
+  static constexpr bool kFloat = false;
+  __device__ static unsigned long long key(unsigned long long v) { return v; }
+  __device__ static Acc from_key(unsigned long long k) { return (long long)k; }
+};
+
+__device__ __forceinline__ unsigned long long float_key(double d) {
+  const unsigned long long b = (unsigned long long)__double_as_longlong(d);
+  return (b >> 63) ? ~b : (b | 0x8000000000000000ull);
+}
+__device__ __forceinline__ double float_from_key(unsigned long long k) {
+  return __longlong_as_double((long long)((k >> 63) ? (k & 0x7FFFFFFFFFFFFFFFull) : ~k));
+}
+
+template <typename T, typename A> struct FloatHistogramTraits {
+  typedef A Acc;
+  static constexpr bool kFloat = true;
+  __device__ static unsigned long long key(T v) { return float_key(double(v)); }
+  __device__ static double from_key(unsigned long long k) { return float_from_key(k); }
+};
+template <> struct HistogramTraits<__half> : FloatHistogramTraits<__half, float> {
+  __device__ static unsigned long long key(__half v) { return float_key(double(float(v))); }
+};
+template <> struct HistogramTraits<__nv_bfloat16> : FloatHistogramTraits<__nv_bfloat16, float> {
+  __device__ static unsigned long long key(__nv_bfloat16 v) { return float_key(double(float(v))); }
+};
+template <> struct HistogramTraits<float> : FloatHistogramTraits<float, float> {};
+template <> struct HistogramTraits<double> : FloatHistogramTraits<double, double> {};
+
+template <typename T> __device__ __forceinline__ bool is_nan_value(T v) { return false; }
+template <> __device__ __forceinline__ bool is_nan_value<__half>(__half v) { return __hisnan(v); }
+template <> __device__ __forceinline__ bool is_nan_value<__nv_bfloat16>(__nv_bfloat16 v) { return __hisnan(v); }
+template <> __device__ __forceinline__ bool is_nan_value<float>(float v) { return v != v; }
+template <> __device__ __forceinline__ bool is_nan_value<double>(double v) { return v != v; }
+
+// Calls f(value) for every element of x, in packs of Vec when dense (Dims 0).
+template <typename T, int Vec, int Dims, typename F>
+__device__ __forceinline__ void for_each_value(const HistogramParams<Dims>& p, F& f) {
+  const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long threads = (long long)gridDim.x * blockDim.x;
+  const T* x = static_cast<const T*>(p.x);
+  if (Dims == 0) {
+    constexpr int kUnroll = 4;
+    typedef Pack<T, Vec> P;
+    const long long packs = p.n / Vec;
+    for (long long base = tid; base < packs; base += threads * kUnroll) {
+      P v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        if (base + u * threads < packs) v[u] = reinterpret_cast<const P*>(x)[base + u * threads];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        if (base + u * threads < packs) {
+#pragma unroll
+          for (int k = 0; k < Vec; ++k) f(v[u].v[k]);
+        }
+    }
+    const long long tail = packs * Vec + tid;
+    if (tail < p.n) f(x[tail]);
+  } else {
+    for (long long i = tid; i < p.n; i += threads) {
+      long long rem = i, off = 0;
+#pragma unroll
+      for (int d = (Dims > 0 ? Dims : 1) - 1; d >= 0; --d) {
+        if (d >= p.ndim) continue;
+        off += (rem % p.sizes[d]) * p.strides[d];
+        rem /= p.sizes[d];
+      }
+      f(x[off]);
+    }
+  }
+}
+
+template <typename T>
+struct RangeFolder {
+  unsigned long long lo_inv = 0, hi = 0;  // complement of the smallest key, largest key
+  bool seen = false;
+  __device__ __forceinline__ void operator()(T v) {
+    if (is_nan_value(v)) return;
+    const unsigned long long k = HistogramTraits<T>::key(v);
+    lo_inv = max(lo_inv, ~k);
+    hi = max(hi, k);
+    seen = true;
+  }
+};
+
+__device__ __forceinline__ unsigned long long warp_max(unsigned long long v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
+  return v;
+}
+
+// Kernel 1 (auto range): min and max of the non-NaN values into scratch.
+template <typename T, int Vec, int Dims>
+__device__ __forceinline__ void histogram_range(const HistogramParams<Dims>& p) {
+  RangeFolder<T> r;
+  for_each_value<T, Vec>(p, r);
+  const unsigned long long lo_inv = warp_max(r.lo_inv), hi = warp_max(r.hi);
+  const bool seen = __any_sync(0xFFFFFFFFu, r.seen);
+  if ((threadIdx.x & 31) == 0 && seen) {
+    atomicMax(&p.scratch[0], lo_inv);
+    atomicMax(&p.scratch[1], hi);
+    p.scratch[2] = 1;
+  }
+}
+
+template <typename T, int Dims>
+struct Binner {
+  typedef typename HistogramTraits<T>::Acc A;
+  A lo, hi;
+  int bins;
+  unsigned int* shared;  // this warp's sub-histogram, or nullptr: global counts
+  unsigned long long* global;
+  __device__ __forceinline__ void operator()(T v) {
+    const A a = A(v);
+    if (!(a >= lo && a <= hi)) return;  // also drops NaN
+    long long bin = (long long)(int)((a - lo) * A(bins) / (hi - lo));
+    if (bin >= bins) bin = bins - 1;  // the last bin is closed: x == hi lands in it
+    if (bin < 0) bin = 0;
+    if (shared) atomicAdd(&shared[bin], 1u);
+    else atomicAdd(&global[bin], 1ull);
+  }
+};
+
+// The range the counting kernel uses; false (nothing counted) when the
+// automatic range is not finite, which is reported.
+template <typename T, int Dims>
+__device__ __forceinline__ bool counting_range(const HistogramParams<Dims>& p, typename HistogramTraits<T>::Acc& lo,
+                                               typename HistogramTraits<T>::Acc& hi) {
+  typedef HistogramTraits<T> Tr;
+  typedef typename Tr::Acc A;
+  if (!p.auto_range) {
+    lo = Tr::kFloat ? A(p.lo) : A(p.ilo);
+    hi = Tr::kFloat ? A(p.hi) : A(p.ihi);
+    return true;
+  }
+  if (Tr::kFloat) {
+    if (!p.scratch[2]) {  // only NaN: PyTorch's range [nan, nan] is not finite
+      if (blockIdx.x == 0 && threadIdx.x == 0) report_bad_index(p.error, 0, 0, p.op_code);
+      return false;
+    }
+    double dlo = Tr::from_key(~p.scratch[0]), dhi = Tr::from_key(p.scratch[1]);
+    if (dlo == dhi) {  // [min - 1, max + 1], rounded to x's type as PyTorch does
+      dlo = double(T(dlo - 1.0));
+      dhi = double(T(dhi + 1.0));
+    }
+    if (isinf(dlo) || isinf(dhi)) {
+      if (blockIdx.x == 0 && threadIdx.x == 0)
+        report_bad_index(p.error, __double_as_longlong(dlo), __double_as_longlong(dhi), p.op_code);
+      return false;
+    }
+    lo = A(dlo);
+    hi = A(dhi);
+  } else {
+    long long ilo = (long long)Tr::from_key(~p.scratch[0]), ihi = (long long)Tr::from_key(p.scratch[1]);
+    if (!p.scratch[2]) ilo = ihi = 0;
+    if (ilo == ihi) {
+      ilo = (long long)T(ilo - 1);
+      ihi = (long long)T(ihi + 1);
+    }
+    lo = A(ilo);
+    hi = A(ihi);
+  }
+  return true;
+}
+
+template <typename Out> __device__ __forceinline__ Out count_as(unsigned long long c) { return Out(c); }
+template <> __device__ __forceinline__ __half count_as<__half>(unsigned long long c) { return __float2half_rn(float(c)); }
+template <> __device__ __forceinline__ __nv_bfloat16 count_as<__nv_bfloat16>(unsigned long long c) {
+  return __float2bfloat16_rn(float(c));
+}
+
+// Kernel 2: count, then the last block writes the output.
+template <typename T, typename Out, int Vec, int Dims>
+__device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) {
+  extern __shared__ unsigned int sub_histograms[];
+  unsigned long long* counts = p.scratch + kHistogramHeaderWords;
+  Binner<T, Dims> b;
+  b.bins = p.bins;
+  b.global = counts;
+  b.shared = p.copies > 0 ? sub_histograms + ((threadIdx.x >> 5) % p.copies) * p.bins : nullptr;
+  if (p.copies > 0) {
+    for (int i = threadIdx.x; i < p.copies * p.bins; i += blockDim.x) sub_histograms[i] = 0;
+    __syncthreads();
+  }
+  if (counting_range<T>(p, b.lo, b.hi)) for_each_value<T, Vec>(p, b);
+  if (p.copies > 0) {
+    __syncthreads();
+    for (int bin = threadIdx.x; bin < p.bins; bin += blockDim.x) {
+      unsigned long long c = 0;
+      for (int k = 0; k < p.copies; ++k) c += sub_histograms[k * p.bins + bin];
+      if (c) atomicAdd(&counts[bin], c);
+    }
+  }
+  // The last block done converts the counts (threadfence: its adds are seen).
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&p.scratch[3], 1ull) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  Out* out = static_cast<Out*>(p.out);
+  for (int bin = threadIdx.x; bin < p.bins; bin += blockDim.x) {
+    const unsigned long long c = *(volatile unsigned long long*)&counts[bin];
+    out[(long long)bin * p.out_stride] = count_as<Out>(c);
+  }
+}
+
+}  // namespace jitops

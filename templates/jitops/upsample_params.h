@@ -1,0 +1,36 @@
+// Parameter block of the upsample_nearest2d family (templates/upsample.cuh),
+// shared by the host planner and the kernel.
+//
+// The generic kernels walk the tensor they write (the output forward, the
+// input gradient backward) in its own memory order: four dims, outermost
+// first, of which positions h_pos and w_pos are its height and width. The 2x
+// kernels walk dense NCHW rows: row r of the input (or input gradient) and
+// rows 2r, 2r+1 of the output (or output gradient).
+#pragma once
+#include "jitops/fast_divmod.h"
+
+namespace jitops {
+
+template <int Bits>
+struct UpsampleParams {
+  typedef OffsetTypes<Bits> T;
+  typedef typename T::Linear Linear;
+  typedef typename T::Stride Stride;
+  typedef typename T::Divider Divider;
+
+  const void* src;  // forward: the input; backward: the output gradient
+  void* dst;        // forward: the output; backward: the input gradient
+  Linear work;      // items: elements of dst, or groups of `vec` dst/src elements (2x)
+  // Generic kernels.
+  Divider sizes[4];
+  Stride dst_strides[4];
+  Stride src_strides[4];
+  int32_t h_pos, w_pos;
+  int32_t src_h, src_w;  // forward: input H, W (clamp); backward: output H, W (window end)
+  float scale_h, scale_w;
+  // 2x kernels.
+  Divider row_groups;  // groups of `vec` elements in one input row
+  Stride width;        // input (gradient) row length, elements
+};
+
+}  // namespace jitops

@@ -1,0 +1,146 @@
+"""histc on the GPU against a numpy reference with PyTorch's bin arithmetic
+(and against torch.histc where it agrees by definition), for every dtype x
+range mode (found on the device, explicit, min == max) x layout x bins
+regime (shared-memory sub-histograms, global atomics), on random data with
+NaN and out-of-range values mixed in; the output poisoned first."""
+
+import zlib
+
+import numpy as np
+import pytest
+
+import jitops
+from gpu_data import poisoned_like
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+
+DEVICE = "cuda"
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+INTS = ["int8", "uint8", "int16", "int32", "int64"]
+
+
+def make_x(dtype, n, layout, seed):
+    rng = np.random.default_rng(seed)
+    size = n * 2 if layout == "strided" else n
+    if dtype in FLOATS:
+        v = torch.from_numpy(rng.standard_normal(size) * 2).to(getattr(torch, dtype))
+        v[rng.integers(0, size, max(1, size // 50))] = float("nan")
+    else:
+        info = np.iinfo(dtype)
+        v = torch.from_numpy(rng.integers(max(info.min, -120), min(info.max, 120), size, endpoint=True)).to(
+            getattr(torch, dtype))
+    v = v.to(DEVICE)
+    return v[::2] if layout == "strided" else v
+
+
+def acc_values(x):
+    """x in PyTorch's accumulate type: float32 for 16/32-bit floats, float64, int64."""
+    if x.dtype == torch.float64:
+        return x.cpu().numpy()
+    if x.dtype.is_floating_point:
+        return x.float().cpu().numpy()
+    return x.cpu().numpy().astype(np.int64)
+
+
+def in_x_type(x, value):
+    """value as x's dtype holds it: floats round, integers truncate toward zero and wrap (as PyTorch converts)."""
+    if x.dtype.is_floating_point:
+        return torch.tensor(value, dtype=torch.float64).to(x.dtype).item()
+    return int(np.array(int(value), dtype=np.int64).astype(str(x.dtype).replace("torch.", "")))
+
+
+def reference(x, bins, lo, hi):
+    """Exact counts with PyTorch's arithmetic: (int)((v - lo) * bins / (hi - lo))."""
+    v = acc_values(x)
+    v = v[~np.isnan(v)] if v.dtype.kind == "f" else v
+    if lo == hi:
+        lo, hi = in_x_type(x, lo - 1), in_x_type(x, hi + 1)
+    a = v.dtype.type
+    lo_a, hi_a = a(lo), a(hi)
+    keep = (v >= lo_a) & (v <= hi_a)
+    v = v[keep]
+    if v.dtype.kind == "f":
+        b = ((v - lo_a) * a(bins) / (hi_a - lo_a)).astype(np.int64)
+    else:
+        b = (v - lo_a) * bins // (hi_a - lo_a)
+    b = np.clip(b, 0, bins - 1)
+    return np.bincount(b, minlength=bins)
+
+
+def data_range(x):
+    v = acc_values(x)
+    v = v[~np.isnan(v)] if v.dtype.kind == "f" else v
+    return in_x_type(x, v.min()), in_x_type(x, v.max())
+
+
+@pytest.mark.parametrize("bins", [1, 100, 1000, 70000])
+@pytest.mark.parametrize("mode", ["auto", "explicit", "explicit_int"])
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+def test_histc(dtype, layout, mode, bins):
+    n = 20011
+    x = make_x(dtype, n, layout, zlib.crc32(f"{dtype}{layout}{mode}{bins}".encode()))
+    if mode == "auto":
+        lo, hi = data_range(x)
+        kwargs = {}
+    elif mode == "explicit":
+        lo, hi = in_x_type(x, -1.5), in_x_type(x, 2.25)
+        kwargs = dict(min=-1.5, max=2.25)
+    else:
+        lo, hi = in_x_type(x, -50), in_x_type(x, 60)
+        kwargs = dict(min=-50, max=60)
+    expected = reference(x, bins, lo, hi)
+    out = poisoned_like(torch, (bins,), torch.int64, DEVICE)
+    got = jitops.histc(x, bins, out=out, counts_dtype="int64", **kwargs)
+    assert got is out
+    np.testing.assert_array_equal(out.cpu().numpy(), expected)
+    default = jitops.histc(x, bins, **kwargs)
+    assert default.dtype == x.dtype and default.shape == (bins,)
+    np.testing.assert_array_equal(default.double().cpu().numpy(),
+                                  torch.from_numpy(expected).to(x.dtype).double().numpy())
+    if dtype in ("float32", "float64") and mode != "auto":
+        # torch.histc agrees where its float atomics are exact.
+        np.testing.assert_array_equal(default.cpu().numpy(), torch.histc(x, bins, **kwargs).cpu().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_min_equal_max_uses_the_data_and_widens_equal_data(dtype):
+    x = torch.full((1000,), 5, device=DEVICE, dtype=getattr(torch, dtype))
+    got = jitops.histc(x, 4, counts_dtype="int32")  # range [4, 6]: 5 lands in bin 2
+    np.testing.assert_array_equal(got.cpu().numpy(), [0, 0, 1000, 0])
+    got = jitops.histc(x, 4, min=3, max=3, counts_dtype="int32")  # min == max: the data's range, as PyTorch
+    np.testing.assert_array_equal(got.cpu().numpy(), [0, 0, 1000, 0])
+
+
+def test_non_finite_range_in_the_data_raises_at_the_next_call():
+    x = torch.randn(1000, device=DEVICE)
+    x[3] = float("inf")
+    out = jitops.histc(x, 10)
+    with pytest.raises(ValueError, match="histc: the range .* is not finite"):
+        jitops.synchronize()
+    assert torch.count_nonzero(out).item() == 0
+    nan = torch.full((10,), float("nan"), device=DEVICE)
+    jitops.histc(nan, 10)
+    with pytest.raises(ValueError, match="every value is NaN"):
+        jitops.synchronize()
+    good = jitops.histc(torch.arange(10.0, device=DEVICE), 10)  # the context is fine
+    assert torch.equal(good, torch.ones(10, device=DEVICE))
+
+
+def test_bad_calls():
+    x = torch.randn(100, device=DEVICE)
+    with pytest.raises(ValueError, match="bins: expected a positive"):
+        jitops.histc(x, 0)
+    with pytest.raises(ValueError, match="max: expected max >= min"):
+        jitops.histc(x, 10, min=2, max=1)
+    with pytest.raises(ValueError, match="min: expected a finite range"):
+        jitops.histc(x, 10, min=0, max=float("inf"))
+    with pytest.raises(TypeError, match="x: histc supports"):
+        jitops.histc(x > 0, 10)
+    assert jitops.histc(x, 10, min=-100, max=100).sum().item() == 100
+
+
+def test_empty_input_gives_zeros():
+    got = jitops.histc(torch.empty(0, device=DEVICE), 7)
+    assert torch.equal(got, torch.zeros(7, device=DEVICE))

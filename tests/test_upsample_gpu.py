@@ -1,0 +1,154 @@
+"""upsample_nearest2d and its backward on the GPU, bit for bit against
+PyTorch (torch.nn.functional.interpolate and its autograd gradient) and
+against a numpy reference, for every dtype x layout (NCHW, channels-last,
+sliced) x scale (exact 2x by size and by factor, 1.5, odd sizes, a
+downscale), into fresh and poisoned outputs."""
+
+import zlib
+
+import numpy as np
+import pytest
+
+import jitops
+from gpu_data import assert_same_bits, poisoned_like, to_numpy
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+DEVICE = "cuda"
+DTYPES = ["float16", "bfloat16", "float32", "float64", "uint8"]
+SCALES = {"2x_size": dict(size=(2 * 10, 2 * 12)), "2x_factor": dict(scale_factor=2),
+          "1.5_factor": dict(scale_factor=1.5), "odd_size": dict(size=(13, 29)), "down": dict(scale_factor=0.5),
+          "mixed": dict(scale_factor=(3, 0.75))}
+
+
+def make_input(dtype, layout, shape=(2, 3, 10, 12), seed=0):
+    rng = np.random.default_rng(seed)
+    t_dtype = getattr(torch, dtype)
+    full = (shape[0], shape[1], shape[2], shape[3] * 2) if layout == "sliced" else shape
+    if dtype == "uint8":
+        x = torch.from_numpy(rng.integers(1, 255, full, dtype=np.uint8))
+    else:
+        x = torch.from_numpy(rng.standard_normal(full)).to(t_dtype)
+    x = x.to(DEVICE)
+    if layout == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    if layout == "sliced":
+        x = x[..., ::2]
+    return x
+
+
+def source_index(out_size, in_size, scale):
+    dst = np.arange(out_size, dtype=np.float32)
+    return np.minimum(np.floor(dst * np.float32(scale)).astype(np.int64), in_size - 1)
+
+
+def numpy_forward(x, out_h, out_w, scale_h, scale_w):
+    a = x.detach().cpu().numpy() if x.dtype != torch.bfloat16 else x.detach().cpu().view(torch.int16).numpy()
+    return a[:, :, source_index(out_h, a.shape[2], scale_h)][:, :, :, source_index(out_w, a.shape[3], scale_w)]
+
+
+def kernel_scales(x, kwargs):
+    h, w = x.shape[2], x.shape[3]
+    if "size" in kwargs:
+        oh, ow = kwargs["size"]
+        return oh, ow, np.float32(h) / np.float32(oh), np.float32(w) / np.float32(ow)
+    sf = kwargs["scale_factor"]
+    sh, sw = (sf, sf) if np.isscalar(sf) else sf
+    return int(np.floor(h * sh)), int(np.floor(w * sw)), np.float32(1.0 / sh), np.float32(1.0 / sw)
+
+
+@pytest.mark.parametrize("scale", list(SCALES))
+@pytest.mark.parametrize("layout", ["nchw", "channels_last", "sliced"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_forward(dtype, layout, scale):
+    x = make_input(dtype, layout, seed=zlib.crc32(f"{dtype}{layout}{scale}".encode()))
+    kwargs = SCALES[scale]
+    expected = F.interpolate(x, mode="nearest", **kwargs)
+    got = jitops.upsample_nearest2d(x, **kwargs)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    assert_same_bits(to_numpy(torch, got), to_numpy(torch, expected))
+    if layout == "channels_last":
+        assert got.is_contiguous(memory_format=torch.channels_last)
+    oh, ow, sh, sw = kernel_scales(x, kwargs)
+    assert_same_bits(to_numpy(torch, got), numpy_forward(x, oh, ow, sh, sw))
+    out = poisoned_like(torch, expected.shape, expected.dtype, DEVICE)
+    assert jitops.upsample_nearest2d(x, out=out, **kwargs) is out
+    assert_same_bits(to_numpy(torch, out), to_numpy(torch, expected))
+
+
+def numpy_backward(grad, in_h, in_w, scale_h, scale_w, dtype):
+    """Window sums in float32 (float64 for float64, wrapping uint32 for uint8), row by row."""
+    g = grad.detach().cpu()
+    acc = np.float64 if dtype == "float64" else np.uint32 if dtype == "uint8" else np.float32
+    a = g.float().numpy().astype(acc) if dtype in ("float16", "bfloat16") else g.numpy().astype(acc)
+    out_h, out_w = a.shape[2], a.shape[3]
+
+    def window(i, s, out):
+        return min(int(np.ceil(np.float32(i) * np.float32(s))), out)
+
+    result = np.zeros(a.shape[:2] + (in_h, in_w), dtype=acc)
+    for h in range(in_h):
+        for w in range(in_w):
+            total = np.zeros(a.shape[:2], dtype=acc)
+            for y in range(window(h, scale_h, out_h), window(h + 1, scale_h, out_h)):
+                for x in range(window(w, scale_w, out_w), window(w + 1, scale_w, out_w)):
+                    total = total + a[:, :, y, x]
+            result[:, :, h, w] = total
+    return result
+
+
+@pytest.mark.parametrize("scale", list(SCALES))
+@pytest.mark.parametrize("layout", ["nchw", "channels_last", "sliced"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_backward(dtype, layout, scale):
+    x = make_input(dtype if dtype != "uint8" else "float32", "nchw", seed=1)
+    kwargs = SCALES[scale]
+    oh, ow, _, _ = kernel_scales(x, kwargs)
+    grad = make_input(dtype, layout, shape=(2, 3, oh, ow), seed=zlib.crc32(f"g{dtype}{layout}{scale}".encode()))
+    factor = kwargs.get("scale_factor")
+    got = jitops.upsample_nearest2d_backward(grad, tuple(x.shape), scale_factor=factor)
+    assert got.shape == x.shape and got.dtype == grad.dtype
+    bh = np.float32(factor if np.isscalar(factor) else factor[0]) if factor is not None else np.float32(oh) / np.float32(x.shape[2])
+    bw = np.float32(factor if np.isscalar(factor) else factor[1]) if factor is not None else np.float32(ow) / np.float32(x.shape[3])
+    ref = numpy_backward(grad, x.shape[2], x.shape[3], bh, bw, dtype)
+    if dtype == "uint8":
+        np.testing.assert_array_equal(got.cpu().numpy(), ref.astype(np.uint8))
+        return
+    # Bit for bit against PyTorch's own gradient.
+    xr = x.to(grad.dtype).detach().requires_grad_(True)
+    F.interpolate(xr, mode="nearest", **kwargs).backward(grad)
+    assert_same_bits(to_numpy(torch, got), to_numpy(torch, xr.grad))
+    expected = torch.from_numpy(ref).to(grad.dtype)
+    assert_same_bits(to_numpy(torch, got), to_numpy(torch, expected))
+    out = poisoned_like(torch, tuple(x.shape), grad.dtype, DEVICE)
+    jitops.upsample_nearest2d_backward(grad, tuple(x.shape), scale_factor=factor, out=out)
+    assert_same_bits(to_numpy(torch, out), to_numpy(torch, xr.grad))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_exact_2x_packed_kernels_with_odd_width(dtype):
+    # Width 7: the packs fall back to single elements; results must not change.
+    x = make_input(dtype, "nchw", shape=(3, 5, 9, 7), seed=5)
+    got = jitops.upsample_nearest2d(x, scale_factor=2)
+    assert_same_bits(to_numpy(torch, got), to_numpy(torch, F.interpolate(x, scale_factor=2, mode="nearest")))
+    grad = make_input(dtype, "nchw", shape=(3, 5, 18, 14), seed=6)
+    xr = x.detach().requires_grad_(True)
+    F.interpolate(xr, scale_factor=2, mode="nearest").backward(grad)
+    got_grad = jitops.upsample_nearest2d_backward(grad, tuple(x.shape), scale_factor=2)
+    assert_same_bits(to_numpy(torch, got_grad), to_numpy(torch, xr.grad))
+
+
+def test_bad_calls_leave_the_next_call_working():
+    x = torch.randn(2, 3, 4, 4, device=DEVICE)
+    with pytest.raises(ValueError, match="size: expected exactly one of size and scale_factor"):
+        jitops.upsample_nearest2d(x)
+    with pytest.raises(ValueError, match="x: expected a 4-d array"):
+        jitops.upsample_nearest2d(x[0], scale_factor=2)
+    with pytest.raises(TypeError, match="x: upsample_nearest2d supports"):
+        jitops.upsample_nearest2d(x.to(torch.int32), scale_factor=2)
+    with pytest.raises(ValueError, match="grad_output: expected shape"):
+        jitops.upsample_nearest2d_backward(x, (2, 3, 4, 4), scale_factor=2)
+    got = jitops.upsample_nearest2d(x, scale_factor=2)
+    assert torch.equal(got, F.interpolate(x, scale_factor=2, mode="nearest"))

@@ -1,0 +1,75 @@
+"""upsample_nearest2d and histc with no GPU: which kernels a call plans
+(exact-2x packed pairs vs generic, range + count, shared vs global
+counting), their sources, and argument errors."""
+
+import pytest
+
+import jitops
+from jitops import _core
+
+V = _core.VirtualArray
+
+
+def explain(op, *args, **kwargs):
+    return jitops.explain(op, *args, arch="sm_90", **kwargs)
+
+
+@pytest.mark.parametrize("dtype,vec", [("float32", 2), ("float16", 4), ("float64", 1), ("uint8", 8)])
+def test_exact_2x_uses_packed_pairs(fresh_cache, dtype, vec):
+    (k,) = explain("upsample_nearest2d", V([2, 3, 8, 8], dtype), scale_factor=2)
+    assert k["spec"]["kind"] == 1 and k["spec"]["vec"] == vec
+    (k,) = explain("upsample_nearest2d_backward", V([2, 3, 16, 16], dtype), (2, 3, 8, 8))
+    assert k["spec"]["kind"] == 3 and k["spec"]["vec"] == vec
+    assert "upsample_backward_2x" in k["source"]
+
+
+def test_other_scales_use_the_generic_kernels(fresh_cache):
+    (k,) = explain("upsample_nearest2d", V([2, 3, 8, 8], "float32"), scale_factor=1.5)
+    assert k["spec"]["kind"] == 0 and k["regime"] == "generic gather"
+    (k,) = explain("upsample_nearest2d_backward", V([2, 3, 12, 12], "float32"), (2, 3, 8, 8), scale_factor=1.5)
+    assert k["spec"]["kind"] == 2 and "deterministic" in k["regime"]
+
+
+def test_upsample_argument_errors():
+    x = V([2, 3, 8, 8], "float32")
+    with pytest.raises(ValueError, match="exactly one of size and scale_factor"):
+        explain("upsample_nearest2d", x, size=4, scale_factor=2)
+    with pytest.raises(ValueError, match="scale_factor: expected positive finite scales"):
+        explain("upsample_nearest2d", x, scale_factor=-1)
+    with pytest.raises(TypeError, match="size: expected an int or a pair of ints"):
+        explain("upsample_nearest2d", x, size="big")
+    with pytest.raises(TypeError, match="input_size: expected a sequence of 4 ints"):
+        explain("upsample_nearest2d_backward", x, (8, 8))
+
+
+def test_histc_auto_range_plans_a_range_kernel_then_a_count(fresh_cache):
+    kernels = explain("histc", V([1 << 20], "float32"))
+    assert [k["spec"]["kind"] for k in kernels] == [0, 1]
+    assert kernels[1]["regime"] == "count: per-warp sub-histograms in shared memory"
+    assert kernels[1]["shared_bytes_dynamic"] == 8 * 100 * 4
+    (only,) = explain("histc", V([1 << 20], "float32"), 10, -3, 3)
+    assert only["spec"]["kind"] == 1
+
+
+def test_histc_bins_past_shared_memory_count_in_global_memory(fresh_cache):
+    big = explain("histc", V([1000], "float32"), 100000, -1, 1)[-1]
+    assert big["regime"] == "count: global atomics" and big["shared_bytes_dynamic"] == 0
+    one_copy = explain("histc", V([1000], "float32"), 50000, -1, 1)[-1]
+    assert one_copy["shared_bytes_dynamic"] == 50000 * 4  # past 48 KiB: opted in
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(bins=0), ValueError, "bins: expected a positive number of bins"),
+    (dict(bins=10, min=3, max=1), ValueError, "max: expected max >= min"),
+    (dict(bins=10, min=float("nan"), max=1), ValueError, "min: expected a finite range"),
+    (dict(bins=10.5), TypeError, "bins: expected an int"),
+    (dict(bins=10, counts_dtype="complex64"), TypeError, "counts_dtype: expected an integer or floating dtype"),
+])
+def test_histc_argument_errors(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        explain("histc", V([100], "float32"), **kwargs)
+
+
+def test_histc_explicit_range_that_overflows_the_dtype():
+    with pytest.raises(ValueError, match="not finite"):
+        explain("histc", V([100], "float16"), 10, -1e6, 1e6)
