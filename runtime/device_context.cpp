@@ -48,6 +48,14 @@ DeviceContext::DeviceContext(int ordinal) {
   info_.name = name;
   JITOPS_CU(api.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
   make_current();
+  // Per-call scratch (histc, deterministic sums) comes from the default
+  // stream-ordered pool; keep its memory instead of returning it at every
+  // synchronization, which made each allocation map pages anew (tens of us).
+  CUmemoryPool pool = nullptr;
+  if (api.cuDeviceGetDefaultMemPool(&pool, device_) == CUDA_SUCCESS && pool) {
+    cuuint64_t keep = ~cuuint64_t(0);
+    api.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+  }
   void* host = nullptr;
   JITOPS_CU(api.cuMemHostAlloc(&host, sizeof(IndexErrorSlot), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
             "cuMemHostAlloc(index error slot)");

@@ -39,6 +39,8 @@ namespace jitops {
   X(cuMemAllocAsync)               \
   X(cuMemFreeAsync)                \
   X(cuMemsetD32Async)              \
+  X(cuDeviceGetDefaultMemPool)     \
+  X(cuMemPoolSetAttribute)         \
   X(cuPointerGetAttribute)
 
 struct DriverApi {

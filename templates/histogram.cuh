@@ -4,7 +4,7 @@
 //   floats, double for double, int64 for integers.
 // With an automatic range, a first kernel finds min/max into scratch words
 // and the counting kernel reads them from device memory: no host round trip.
-// Counting uses per-warp sub-histograms of 32-bit counters in shared memory
+// Counting uses sub-histograms (one per 8 lanes) of 32-bit counters in shared memory
 // (copies > 0), or 64-bit atomics in global memory when the bins do not fit;
 // the last block to finish converts the counts into the output.
 #pragma once
@@ -16,43 +16,66 @@
 
 namespace jitops {
 
-template <typename T> struct HistogramTraits {  // integers
-  typedef long long Acc;
+template <bool C, typename A, typename B> struct Select { typedef A type; };
+template <typename A, typename B> struct Select<false, A, B> { typedef B type; };
+
+// Keys order values as unsigned integers of the narrowest width that holds
+// them (32 bits up to float and int32: cheaper to fold than 64). A key is
+// stored zero-extended in a 64-bit scratch word; the smallest is kept as the
+// complement of its key, so that both fold with atomicMax from a zeroed word.
+template <typename T> struct IsSignedInteger { static constexpr bool value = false; };
+template <> struct IsSignedInteger<signed char> { static constexpr bool value = true; };
+template <> struct IsSignedInteger<short> { static constexpr bool value = true; };
+template <> struct IsSignedInteger<int> { static constexpr bool value = true; };
+template <> struct IsSignedInteger<long long> { static constexpr bool value = true; };
+
+template <typename T, bool Signed = IsSignedInteger<T>::value, bool Wide = (sizeof(T) > 4)>
+struct HistogramTraits {  // integers
+  typedef typename Select<Wide, unsigned long long, unsigned int>::type Key;
+  typedef long long Acc;  // PyTorch's accumulate type for integers
   static constexpr bool kFloat = false;
-  __device__ static unsigned long long key(T v) {
-    return (unsigned long long)(long long)v ^ 0x8000000000000000ull;
+  static constexpr Key kSign = Key(1) << (sizeof(Key) * 8 - 1);
+  __device__ static Key key(T v) {
+    return Signed ? Key((typename Select<Wide, long long, int>::type)v) ^ kSign : Key(v);
   }
-  __device__ static Acc from_key(unsigned long long k) { return (long long)(k ^ 0x8000000000000000ull); }
-};
-template <> struct HistogramTraits<unsigned long long> {
-  typedef long long Acc;  // PyTorch's accumulate type for uint64 is int64 too
-  static constexpr bool kFloat = false;
-  __device__ static unsigned long long key(unsigned long long v) { return v; }
-  __device__ static Acc from_key(unsigned long long k) { return (long long)k; }
+  __device__ static Acc from_key(Key k) {
+    return Signed ? Acc((typename Select<Wide, long long, int>::type)(k ^ kSign)) : Acc(k);
+  }
 };
 
-__device__ __forceinline__ unsigned long long float_key(double d) {
+__device__ __forceinline__ unsigned int float_key(float f) {
+  const unsigned int b = __float_as_uint(f);
+  return (b >> 31) ? ~b : (b | 0x80000000u);
+}
+__device__ __forceinline__ float float_from_key(unsigned int k) {
+  return __uint_as_float((k >> 31) ? (k & 0x7FFFFFFFu) : ~k);
+}
+__device__ __forceinline__ unsigned long long double_key(double d) {
   const unsigned long long b = (unsigned long long)__double_as_longlong(d);
   return (b >> 63) ? ~b : (b | 0x8000000000000000ull);
 }
-__device__ __forceinline__ double float_from_key(unsigned long long k) {
+__device__ __forceinline__ double double_from_key(unsigned long long k) {
   return __longlong_as_double((long long)((k >> 63) ? (k & 0x7FFFFFFFFFFFFFFFull) : ~k));
 }
 
-template <typename T, typename A> struct FloatHistogramTraits {
-  typedef A Acc;
+template <typename T>
+struct NarrowFloatTraits {  // float16, bfloat16, float32: float arithmetic, 32-bit keys
+  typedef unsigned int Key;
+  typedef float Acc;
   static constexpr bool kFloat = true;
-  __device__ static unsigned long long key(T v) { return float_key(double(v)); }
-  __device__ static double from_key(unsigned long long k) { return float_from_key(k); }
+  __device__ static Key key(T v) { return float_key(float(v)); }
+  __device__ static double from_key(Key k) { return double(float_from_key(k)); }
 };
-template <> struct HistogramTraits<__half> : FloatHistogramTraits<__half, float> {
-  __device__ static unsigned long long key(__half v) { return float_key(double(float(v))); }
+template <> struct HistogramTraits<__half, false, false> : NarrowFloatTraits<__half> {};
+template <> struct HistogramTraits<__nv_bfloat16, false, false> : NarrowFloatTraits<__nv_bfloat16> {};
+template <> struct HistogramTraits<float, false, false> : NarrowFloatTraits<float> {};
+template <> struct HistogramTraits<double, false, true> {
+  typedef unsigned long long Key;
+  typedef double Acc;
+  static constexpr bool kFloat = true;
+  __device__ static Key key(double v) { return double_key(v); }
+  __device__ static double from_key(Key k) { return double_from_key(k); }
 };
-template <> struct HistogramTraits<__nv_bfloat16> : FloatHistogramTraits<__nv_bfloat16, float> {
-  __device__ static unsigned long long key(__nv_bfloat16 v) { return float_key(double(float(v))); }
-};
-template <> struct HistogramTraits<float> : FloatHistogramTraits<float, float> {};
-template <> struct HistogramTraits<double> : FloatHistogramTraits<double, double> {};
 
 template <typename T> __device__ __forceinline__ bool is_nan_value(T v) { return false; }
 template <> __device__ __forceinline__ bool is_nan_value<__half>(__half v) { return __hisnan(v); }
@@ -100,12 +123,13 @@ __device__ __forceinline__ void for_each_value(const HistogramParams<Dims>& p, F
 
 template <typename T>
 struct RangeFolder {
-  unsigned long long lo_inv = 0, hi = 0;  // complement of the smallest key, largest key
+  typedef typename HistogramTraits<T>::Key Key;
+  Key lo_inv = 0, hi = 0;  // complement of the smallest key, largest key
   bool seen = false;
   __device__ __forceinline__ void operator()(T v) {
     if (is_nan_value(v)) return;
-    const unsigned long long k = HistogramTraits<T>::key(v);
-    lo_inv = max(lo_inv, ~k);
+    const Key k = HistogramTraits<T>::key(v);
+    lo_inv = max(lo_inv, Key(~k));
     hi = max(hi, k);
     seen = true;
   }
@@ -122,7 +146,7 @@ template <typename T, int Vec, int Dims>
 __device__ __forceinline__ void histogram_range(const HistogramParams<Dims>& p) {
   RangeFolder<T> r;
   for_each_value<T, Vec>(p, r);
-  const unsigned long long lo_inv = warp_max(r.lo_inv), hi = warp_max(r.hi);
+  const unsigned long long lo_inv = warp_max((unsigned long long)r.lo_inv), hi = warp_max((unsigned long long)r.hi);
   const bool seen = __any_sync(0xFFFFFFFFu, r.seen);
   if ((threadIdx.x & 31) == 0 && seen) {
     atomicMax(&p.scratch[0], lo_inv);
@@ -166,7 +190,8 @@ __device__ __forceinline__ bool counting_range(const HistogramParams<Dims>& p, t
       if (blockIdx.x == 0 && threadIdx.x == 0) report_bad_index(p.error, 0, 0, p.op_code);
       return false;
     }
-    double dlo = Tr::from_key(~p.scratch[0]), dhi = Tr::from_key(p.scratch[1]);
+    typedef typename Tr::Key Key;
+    double dlo = Tr::from_key(Key(~Key(p.scratch[0]))), dhi = Tr::from_key(Key(p.scratch[1]));
     if (dlo == dhi) {  // [min - 1, max + 1], rounded to x's type as PyTorch does
       dlo = double(T(dlo - 1.0));
       dhi = double(T(dhi + 1.0));
@@ -179,7 +204,8 @@ __device__ __forceinline__ bool counting_range(const HistogramParams<Dims>& p, t
     lo = A(dlo);
     hi = A(dhi);
   } else {
-    long long ilo = (long long)Tr::from_key(~p.scratch[0]), ihi = (long long)Tr::from_key(p.scratch[1]);
+    typedef typename Tr::Key Key;
+    long long ilo = (long long)Tr::from_key(Key(~Key(p.scratch[0]))), ihi = (long long)Tr::from_key(Key(p.scratch[1]));
     if (!p.scratch[2]) ilo = ihi = 0;
     if (ilo == ihi) {
       ilo = (long long)T(ilo - 1);
@@ -205,7 +231,9 @@ __device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) 
   Binner<T, Dims> b;
   b.bins = p.bins;
   b.global = counts;
-  b.shared = p.copies > 0 ? sub_histograms + ((threadIdx.x >> 5) % p.copies) * p.bins : nullptr;
+  // A sub-histogram per group of 8 lanes (while they fit): shared atomics on
+  // one address serialize, and normal data sends many lanes to the same bins.
+  b.shared = p.copies > 0 ? sub_histograms + ((threadIdx.x >> 3) % p.copies) * p.bins : nullptr;
   if (p.copies > 0) {
     for (int i = threadIdx.x; i < p.copies * p.bins; i += blockDim.x) sub_histograms[i] = 0;
     __syncthreads();

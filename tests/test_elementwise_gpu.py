@@ -23,7 +23,7 @@ def as_tensor(v):
 
 
 OPS = {"add": (lambda a, b: a + b, np.add), "sub": (lambda a, b: a - b, np.subtract),
-       "mul": (lambda a, b: a * b, np.multiply), "div": (lambda a, b: a / b, np.true_divide),
+       "mul": (lambda a, b: a * b, np.multiply), "div": (lambda a, b: torch.div(as_tensor(a), b), np.true_divide),  # a / x is reciprocal(x) * a in PyTorch
        "maximum": (lambda a, b: torch.maximum(as_tensor(a), as_tensor(b)), np.maximum),
        "minimum": (lambda a, b: torch.minimum(as_tensor(a), as_tensor(b)), np.minimum)}
 

@@ -109,11 +109,12 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     p.ilo = int64_t(lo);
     p.ihi = int64_t(hi);
   }
-  // Shared-memory sub-histograms, one per warp while they fit in 48 KiB (no
-  // opt-in), at least one up to the opt-in limit; beyond it, global atomics.
+  // Shared-memory sub-histograms, one per 8 lanes while a full SM's worth of
+  // blocks still fits (fewer copies for more bins), at least one up to the
+  // opt-in limit; beyond it, global atomics.
   const int64_t bin_bytes = r.bins * 4;
-  const int warps = kThreads / 32;
-  int copies = int(std::min<int64_t>(warps, std::max<int64_t>(1, (48 * 1024) / std::max<int64_t>(1, bin_bytes))));
+  const int64_t per_block = device.shared_per_sm / (device.max_threads_per_sm / kThreads) - 1024;
+  int copies = int(std::min<int64_t>(kThreads / 8, std::max<int64_t>(1, per_block / std::max<int64_t>(1, bin_bytes))));
   bool shared = bin_bytes <= device.shared_per_block_optin;
   if (g_strategy == 1) shared = bin_bytes <= device.shared_per_block_optin;
   if (g_strategy == 2) shared = false;
@@ -125,7 +126,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     p.copies = copies;
     plan.shared_bytes = unsigned(int64_t(copies) * bin_bytes);
     blocks_per_sm = std::max<int64_t>(1, std::min<int64_t>(blocks_per_sm, device.shared_per_sm / (plan.shared_bytes + 1024)));
-    plan.regime = "count: per-warp sub-histograms in shared memory";
+    plan.regime = "count: sub-histograms in shared memory";
   } else {
     p.copies = 0;
     plan.regime = "count: global atomics";
