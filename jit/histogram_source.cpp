@@ -28,7 +28,8 @@ std::string histogram_body(const KernelSpec& s) {
   else
     call = "jitops::histogram_count<" + x + ", " + type_of(f[F::kOutDType]) + ", " + vec + ">(p);";
   return "#include \"histogram.cuh\"\n\n"
-         "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
+         "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ", " +
+         std::to_string(kHistogramBlocksPerSm) + ")\n"
          "jitops_kernel(const jitops::HistogramParams<" + dims + "> p) {\n  " + call + "\n}\n";
 }
 

@@ -4,6 +4,10 @@
 
 namespace jitops {
 
+// Resident blocks of 256 threads per SM the kernels are built for (registers
+// for two batches of loads in flight: the grid is this many blocks per SM).
+constexpr int kHistogramBlocksPerSm = 4;
+
 enum HistogramKind : int { kHistogramRange = 0, kHistogramCount = 1 };
 
 struct HistogramSpecFields {

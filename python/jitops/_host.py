@@ -123,7 +123,8 @@ def run_op(name, *args, **kwargs):
     names = list(bound.arguments)
     values = list(bound.arguments.values())
     stream = bound.arguments.get("stream")
-    device = next((_device_of(values[i]) for i in arrays if values[i] is not None and not _is_host(values[i])), 0)
+    device = next((_device_of(values[i]) for i in arrays
+                   if values[i] is not None and not is_number(values[i]) and not _is_host(values[i])), 0)
     originals = {}
     for i in arrays:
         if _is_host(values[i]):
@@ -153,7 +154,8 @@ def run_op(name, *args, **kwargs):
         else:
             host_out.copy_(host)
         return host_out
-    first = next((originals[i] for i in arrays if i in originals and i != out_pos), None)
-    if out_pos != 0 and first is not None:
-        return _result_for(first, result)
+    # The result takes the type of the first array operand (numbers are skipped).
+    first = next((i for i in arrays if i != out_pos and values[i] is not None and not is_number(values[i])), None)
+    if out_pos != 0 and first in originals:
+        return _result_for(originals[first], result)
     return result

@@ -69,7 +69,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   const bool automatic = r.min == r.max;
   const int64_t n = x.numel();
   const int64_t items = Dims == 0 ? (n + vec - 1) / vec : n;
-  const int64_t resident = int64_t(device.sm_count) * (device.max_threads_per_sm / kThreads);
+  const int64_t resident = int64_t(device.sm_count) * kHistogramBlocksPerSm;
   auto spec = [&](int kind) {
     KernelSpec k;
     k.family = KernelFamily::Histogram;
@@ -113,7 +113,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   // blocks still fits (fewer copies for more bins), at least one up to the
   // opt-in limit; beyond it, global atomics.
   const int64_t bin_bytes = r.bins * 4;
-  const int64_t per_block = device.shared_per_sm / (device.max_threads_per_sm / kThreads) - 1024;
+  const int64_t per_block = device.shared_per_sm / kHistogramBlocksPerSm - 1024;
   int copies = int(std::min<int64_t>(kThreads / 8, std::max<int64_t>(1, per_block / std::max<int64_t>(1, bin_bytes))));
   bool shared = bin_bytes <= device.shared_per_block_optin;
   if (g_strategy == 1) shared = bin_bytes <= device.shared_per_block_optin;
@@ -121,7 +121,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   LaunchPlan& plan = plans.emplace_back();
   plan.spec = spec(kHistogramCount);
   plan.block[0] = kThreads;
-  int64_t blocks_per_sm = device.max_threads_per_sm / kThreads;
+  int64_t blocks_per_sm = kHistogramBlocksPerSm;
   if (shared) {
     p.copies = copies;
     plan.shared_bytes = unsigned(int64_t(copies) * bin_bytes);
