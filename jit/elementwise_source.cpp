@@ -61,10 +61,7 @@ std::string elementwise_body(const KernelSpec& s) {
   const bool load_outputs = f[F::kLoadOutputs] != 0;
   ElementwiseOperation op = op_id >= kFirstUserOperation ? elementwise_operation(op_id) : builtin_operation(op_id);
   std::vector<const char*> types(operands);
-  for (int k = 0; k < operands; ++k) {
-    types[k] = cuda_type_name(operand_dtype(s, k));
-    if (!types[k]) throw std::logic_error("elementwise: no CUDA type for dtype " + std::to_string(operand_dtype(s, k)));
-  }
+  for (int k = 0; k < operands; ++k) types[k] = required_cuda_type_name(operand_dtype(s, k), "elementwise");
   auto scalar = [&](int k) { return (f[F::kScalarMask] >> k) & 1; };
 
   std::string src = "#include \"elementwise.cuh\"\n\n";
@@ -181,6 +178,12 @@ const char* cuda_type_name(int dtype) {
     case DType::Float64: return "double";
     default: return nullptr;
   }
+}
+
+const char* required_cuda_type_name(int dtype, const char* family) {
+  const char* t = cuda_type_name(dtype);
+  if (!t) throw std::logic_error(std::string(family) + ": no CUDA type for dtype " + std::to_string(dtype));
+  return t;
 }
 
 int register_elementwise_operation(const ElementwiseOperation& op) {

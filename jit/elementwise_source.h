@@ -43,6 +43,8 @@ ElementwiseOperation elementwise_operation(int id);
 
 // The CUDA C++ name of a dtype's element ("float", "__half", ...), or nullptr.
 const char* cuda_type_name(int dtype);
+// The same, for a spec that must name one: logic_error naming `family` otherwise.
+const char* required_cuda_type_name(int dtype, const char* family);
 
 const KernelFamilyInfo& elementwise_family_info();
 

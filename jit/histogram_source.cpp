@@ -11,11 +11,7 @@ namespace {
 const char* const kFieldNames[KernelSpec::kFields] = {"kind", "dtype", "out_dtype", "vec", "dims", "threads",
                                                       nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
 
-const char* type_of(int dtype) {
-  const char* t = cuda_type_name(dtype);
-  if (!t) throw std::logic_error("histogram: no CUDA type for dtype " + std::to_string(dtype));
-  return t;
-}
+const char* type_of(int dtype) { return required_cuda_type_name(dtype, "histogram"); }
 
 std::string histogram_body(const KernelSpec& s) {
   using F = HistogramSpecFields;

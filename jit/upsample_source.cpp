@@ -22,9 +22,7 @@ std::string upsample_body(const KernelSpec& s) {
   if (forward) {
     element = "jitops::UnitOf<" + std::to_string(f[F::kElement]) + ">::type";
   } else {
-    const char* t = cuda_type_name(f[F::kElement]);
-    if (!t) throw std::logic_error("upsample: no CUDA type for dtype " + std::to_string(f[F::kElement]));
-    element = t;
+    element = required_cuda_type_name(f[F::kElement], "upsample");
   }
   switch (f[F::kKind]) {
     case kUpsampleForward: call = "jitops::upsample_forward<" + element + ", " + bits + ", " + unroll + ">(p);"; break;

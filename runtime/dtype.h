@@ -25,6 +25,10 @@ struct DTypeInfo {
 };
 
 const DTypeInfo& dtype_info(DType dtype);
+inline bool is_floating(DType d) { return dtype_info(d).kind == DTypeKind::Float; }
+inline bool is_integer(DType d) {
+  return dtype_info(d).kind == DTypeKind::Signed || dtype_info(d).kind == DTypeKind::Unsigned;
+}
 const DTypeInfo* dtype_table();  // kNumDTypes rows
 
 // From DLPack's (code, bits, lanes); false when jitops has no such dtype.

@@ -20,15 +20,6 @@ namespace py = pybind11;
 namespace jitops {
 namespace {
 
-int explain_arg(PyObject* p) { return p ? int(int_arg(p, "_explain")) : -1; }
-
-bool is_integer(DType d) {
-  const DTypeKind k = dtype_info(d).kind;
-  return k == DTypeKind::Signed || k == DTypeKind::Unsigned;
-}
-
-bool is_float(DType d) { return dtype_info(d).kind == DTypeKind::Float; }
-
 uint64_t scalar_bits(DType dtype, const Scalar& s) {
   unsigned char bytes[16];
   encode_scalar(dtype, s, bytes);
@@ -153,7 +144,7 @@ void resolve_builtin(const CallArrays& call, const Operands& o, int operation, D
   if (!x_number && !y_number && call[size_t(o.slot[1])].dtype != array_dtype)
     throw type_error(std::string("y: expected dtype ") + dtype_info(array_dtype).name + " like x (got " +
                      dtype_info(call[size_t(o.slot[1])].dtype).name + "); convert one of them first");
-  if (!is_integer(array_dtype) && !is_float(array_dtype))
+  if (!is_integer(array_dtype) && !is_floating(array_dtype))
     throw type_error(std::string(x_number ? "y" : "x") + ": expected an integer or floating dtype (got " +
                      dtype_info(array_dtype).name + ")");
   const bool float_number = (x_number && !o.number[0].integral) || (y_number && !o.number[1].integral);
@@ -184,9 +175,6 @@ JITOPS_BINARY(mul, kEwMul)
 JITOPS_BINARY(div, kEwDiv)
 JITOPS_BINARY(maximum, kEwMaximum)
 JITOPS_BINARY(minimum, kEwMinimum)
-
-#define JITOPS_FAST(sig, body) \
-  reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_entry<sig, &body>))
 
 #define JITOPS_BINARY_DOC(name, what)                                                                \
   name "(x, y, out=None, *, stream=None)\n--\n\n" what "\n\n"                                        \

@@ -56,6 +56,14 @@ PyObject* fast_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObjec
   }
 }
 
+// The keyword-only _explain=arch of every op: the architecture to describe
+// the launch for (0: the call's GPU), or -1 when absent (launch).
+inline int explain_arg(PyObject* p) { return p ? int(int_arg(p, "_explain")) : -1; }
+
+// The PyCFunction of fast_entry<Sig, Body>, for a PyMethodDef.
+#define JITOPS_FAST(sig, body) \
+  reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&::jitops::fast_entry<sig, &body>))
+
 // A parameter that may be absent, as a handle (None when absent).
 inline pybind11::handle or_none(PyObject* p) { return p ? pybind11::handle(p) : pybind11::none(); }
 

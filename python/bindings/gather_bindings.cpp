@@ -58,8 +58,6 @@ py::object gather(py::handle x, int64_t dim, py::handle index, py::handle out, p
   return run_gather(call, gather_problem(call[kSlotOut], call[kSlotX], dim, call[kSlotIndex]), result, explain_arch);
 }
 
-int explain_arg(PyObject* p) { return p ? int(int_arg(p, "_explain")) : -1; }
-
 const char* const kIndexSelectNames[] = {"x", "dim", "index", "out", "stream", "_explain"};
 const FastSignature kIndexSelectSig{"index_select", kIndexSelectNames, 6, 4, 3};
 py::object index_select_body(PyObject* const* a) {
@@ -79,7 +77,7 @@ py::object gather_body(PyObject* const* a) {
 }
 
 PyMethodDef kIndexSelectDef{
-    "index_select", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_entry<kIndexSelectSig, &index_select_body>)),
+    "index_select", JITOPS_FAST(kIndexSelectSig, index_select_body),
     METH_FASTCALL | METH_KEYWORDS,
     "index_select(x, dim, index, out=None, *, stream=None)\n--\n\n"
     "Select ``index`` entries of ``x`` along ``dim``, like ``torch.index_select``.\n\n"
@@ -91,7 +89,7 @@ PyMethodDef kIndexSelectDef{
     "else the default stream)."};
 
 PyMethodDef kTakeDef{
-    "take", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_entry<kTakeSig, &take_body>)),
+    "take", JITOPS_FAST(kTakeSig, take_body),
     METH_FASTCALL | METH_KEYWORDS,
     "take(x, indices, axis=None, out=None, *, stream=None)\n--\n\n"
     "Take elements of ``x`` at ``indices``, like ``numpy.take`` (mode='raise') and ONNX Gather.\n\n"
@@ -101,7 +99,7 @@ PyMethodDef kTakeDef{
     "the end; indices outside ``[-n, n)`` raise IndexError."};
 
 PyMethodDef kGatherDef{
-    "gather", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_entry<kGatherSig, &gather_body>)),
+    "gather", JITOPS_FAST(kGatherSig, gather_body),
     METH_FASTCALL | METH_KEYWORDS,
     "gather(x, dim, index, out=None, *, stream=None)\n--\n\n"
     "Gather values of ``x`` along ``dim`` at ``index``, like ``torch.gather``.\n\n"

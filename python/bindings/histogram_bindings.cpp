@@ -18,8 +18,6 @@ namespace py = pybind11;
 namespace jitops {
 namespace {
 
-int explain_arg(PyObject* p) { return p ? int(int_arg(p, "_explain")) : -1; }
-
 double number_arg(PyObject* v, const char* name) {
   const Scalar s = scalar_arg(v, name);
   return s.integral ? double(s.i) : s.f;
@@ -27,11 +25,8 @@ double number_arg(PyObject* v, const char* name) {
 
 // "int32", torch.int32, numpy.int32 or numpy.dtype("int32").
 DType dtype_object(PyObject* v, const char* name) {
-  std::string text;
-  if (PyUnicode_Check(v)) {
-    text = py::str(v).cast<std::string>();
-  } else {
-    text = py::str(v).cast<std::string>();
+  std::string text = py::str(v).cast<std::string>();
+  if (!PyUnicode_Check(v)) {
     if (text.rfind("torch.", 0) == 0) {
       text = text.substr(6);
     } else {
@@ -90,7 +85,7 @@ py::object histc_body(PyObject* const* a) {
 }
 
 PyMethodDef kHistcDef{
-    "histc", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_entry<kHistcSig, &histc_body>)),
+    "histc", JITOPS_FAST(kHistcSig, histc_body),
     METH_FASTCALL | METH_KEYWORDS,
     "histc(x, bins=100, min=0, max=0, out=None, *, counts_dtype=None, stream=None)\n--\n\n"
     "Histogram of ``x`` like ``torch.histc``: ``bins`` equally wide bins over [min, max];\n"

@@ -23,8 +23,6 @@ namespace {
 
 enum Slot : size_t { kSlotSelf = 0, kSlotIndex = 1, kSlotSource = 2 };
 
-int explain_arg(PyObject* p) { return p ? int(int_arg(p, "_explain")) : -1; }
-
 void check_writable_self(const CallArrays& call) {
   if (call.kind(kSlotSelf) == ArrayKind::Jax)
     throw type_error("self: JAX arrays are immutable and cannot be modified in place; use a PyTorch or CuPy array, "
@@ -68,8 +66,6 @@ py::object run_deterministic(CallArrays& call, ScatterProblem p, bool mean, py::
                  explain_arch);
 }
 
-bool is_floating(DType d) { return dtype_info(d).kind == DTypeKind::Float; }
-
 py::object index_add_like(PyObject* const* a, int op, int op_code, PyObject* alpha, bool deterministic = false) {
   CallArrays call({{"self", a[0]}, {"index", a[2]}, {"source", a[3]}}, or_none(a[5]));
   enter_call(call);
@@ -78,8 +74,7 @@ py::object index_add_like(PyObject* const* a, int op, int op_code, PyObject* alp
   ScatterProblem p = index_add_problem(call[kSlotSelf], dim, call[kSlotIndex], call[kSlotSource], op, op_code);
   if (alpha) {
     Scalar s = scalar_arg(alpha, "alpha");
-    const bool is_float = dtype_info(call[kSlotSelf].dtype).kind == DTypeKind::Float;
-    if (!is_float && !s.integral)
+    if (!is_floating(call[kSlotSelf].dtype) && !s.integral)
       throw type_error("alpha: expected an integer for an integer self, as PyTorch (got " + std::to_string(s.f) + ")");
     p.has_alpha = s.integral ? s.i != 1 : s.f != 1.0;
     p.alpha = s.integral ? double(s.i) : s.f;
@@ -177,9 +172,6 @@ py::object scatter_reduce_body(PyObject* const* a) {
   return scatter_like(a, py::str(a[4]).cast<std::string>(), include_self, a[7], a[8], kOpScatterReduce,
                       flag_arg(a[6]));
 }
-
-#define JITOPS_FAST(sig, body) \
-  reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_entry<sig, &body>))
 
 PyMethodDef kDefs[] = {
     {"index_add_", JITOPS_FAST(kIndexAddSig, index_add_body), METH_FASTCALL | METH_KEYWORDS,

@@ -18,8 +18,6 @@ namespace py = pybind11;
 namespace jitops {
 namespace {
 
-int explain_arg(PyObject* p) { return p ? int(int_arg(p, "_explain")) : -1; }
-
 // An int or a sequence of two ints.
 std::optional<std::array<int64_t, 2>> size_arg(PyObject* v) {
   if (!v || v == Py_None) return std::nullopt;
@@ -121,9 +119,6 @@ py::object backward_body(PyObject* const* a) {
   const bool any = plan_upsample_backward(go, call[kSlotOut], g, planning_device(call, explain_arch), plan);
   return execute(call, &plan, any ? 1 : 0, out, kSlotOut, explain_arch);
 }
-
-#define JITOPS_FAST(sig, body) \
-  reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_entry<sig, &body>))
 
 PyMethodDef kDefs[] = {
     {"upsample_nearest2d", JITOPS_FAST(kForwardSig, forward_body), METH_FASTCALL | METH_KEYWORDS,

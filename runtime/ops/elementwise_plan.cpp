@@ -13,12 +13,11 @@ constexpr int kThreads = 256;
 constexpr int kMaxPackBytes = 16;
 
 // Element strides of `a` seen through the broadcast shape (0 where broadcast).
-void broadcast_strides(const TensorDesc& a, int ndim, const int64_t* shape, int64_t* out) {
+void broadcast_strides(const TensorDesc& a, int ndim, int64_t* out) {
   const int lead = ndim - a.ndim;
   for (int d = 0; d < ndim; ++d) {
     const int ad = d - lead;
     out[d] = ad < 0 || a.shape[ad] == 1 ? 0 : a.strides[ad];
-    (void)shape;
   }
 }
 
@@ -70,7 +69,7 @@ bool plan_elementwise(const ElementwiseProblem& p, const DeviceInfo& device, Lau
     if (p.scalar[k])
       std::fill(s.strides[k], s.strides[k] + p.ndim, 0);
     else
-      broadcast_strides(*p.arrays[k], p.ndim, p.shape, s.strides[k]);
+      broadcast_strides(*p.arrays[k], p.ndim, s.strides[k]);
   }
   collapse(s);
   bool dense = s.ndim == 1;

@@ -17,8 +17,6 @@ namespace {
 constexpr int kThreads = 256;
 std::atomic<int> g_strategy{0};
 
-bool is_float(DType d) { return dtype_info(d).kind == DTypeKind::Float; }
-
 // x's explicit range as x's type holds it: floats round to nearest, integers
 // truncate toward zero (Scalar.to<int64_t>() in PyTorch), then narrow.
 double to_x_type(DType d, double v) {
@@ -101,7 +99,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
       lo = to_x_type(x.dtype, lo - 1);
       hi = to_x_type(x.dtype, hi + 1);
     }
-    if (is_float(x.dtype) && (!std::isfinite(lo) || !std::isfinite(hi)))
+    if (is_floating(x.dtype) && (!std::isfinite(lo) || !std::isfinite(hi)))
       throw value_error("max: the range [" + std::to_string(lo) + ", " + std::to_string(hi) + "] in x's dtype " +
                         dtype_info(x.dtype).name + " is not finite");
     p.lo = lo;
@@ -116,7 +114,6 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   const int64_t per_block = device.shared_per_sm / kHistogramBlocksPerSm - 1024;
   int copies = int(std::min<int64_t>(kThreads / 8, std::max<int64_t>(1, per_block / std::max<int64_t>(1, bin_bytes))));
   bool shared = bin_bytes <= device.shared_per_block_optin;
-  if (g_strategy == 1) shared = bin_bytes <= device.shared_per_block_optin;
   if (g_strategy == 2) shared = false;
   LaunchPlan& plan = plans.emplace_back();
   plan.spec = spec(kHistogramCount);
