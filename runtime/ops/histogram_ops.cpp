@@ -64,8 +64,10 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
                     int vec, unsigned long long* scratch, const DeviceInfo& device, IndexErrorSlot* error_slot,
                     std::vector<LaunchPlan>& plans) {
   using F = HistogramSpecFields;
-  const bool automatic = r.min == r.max;
   const int64_t n = x.numel();
+  // An empty x has no range to find: PyTorch then widens min == max to
+  // [min - 1, max + 1] and counts nothing; so does the explicit path.
+  const bool automatic = r.min == r.max && n > 0;
   const int64_t items = Dims == 0 ? (n + vec - 1) / vec : n;
   const int64_t resident = int64_t(device.sm_count) * kHistogramBlocksPerSm;
   auto spec = [&](int kind) {
