@@ -12,6 +12,7 @@
 #include <mutex>
 #include <random>
 
+#include "jit/cache_prune.h"
 #include "jit/hash.h"
 
 namespace jitops {
@@ -223,6 +224,7 @@ CompiledKernel load_or_compile(const std::string& key_text, int arch, const std:
   bool rejected = false;
   if (auto hit = read_validated(key_text, arch, &rejected)) {
     counters.hits++;
+    touch_cache_file(cache_file_path(key_text, arch));
     *from_disk = true;
     return *hit;
   }
@@ -244,9 +246,11 @@ CompiledKernel load_or_compile(const std::string& key_text, int arch, const std:
   }
   counters.misses++;
   CompiledKernel k = compile();
-  if (write_atomically(path, serialize(k)))
+  if (write_atomically(path, serialize(k))) {
     counters.writes++;
-  else
+    const int64_t cap = cache_max_bytes_from_env();
+    if (cap >= 0) prune_cache_directory(config.directory, cap);
+  } else
     warn_once("cannot write to the cache directory " + config.directory + " (" + std::strerror(errno) + ")");
   return k;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/driver_api.h"
+#include "runtime/tuning.h"
 
 namespace jitops {
 
@@ -22,6 +23,7 @@ DeviceInfo device_info_for_arch(int arch) {
   info.shared_per_sm = arch >= 90 ? 233472 : big ? 167936 : arch >= 75 ? 102400 : 65536;
   info.shared_per_block_optin = arch >= 90 ? 232448 : big ? 166912 : arch >= 75 ? 101376 : 49152;
   info.name = "sm_" + std::to_string(arch) + " (no device)";
+  info.tuning_id = device_tuning_id(info);
   return info;
 }
 
@@ -46,6 +48,8 @@ DeviceContext::DeviceContext(int ordinal) {
   char name[256] = {0};
   JITOPS_CU(api.cuDeviceGetName(name, sizeof(name) - 1, device_), "cuDeviceGetName");
   info_.name = name;
+  JITOPS_CU(api.cuDriverGetVersion(&info_.driver_version), "cuDriverGetVersion");
+  info_.tuning_id = device_tuning_id(info_);
   JITOPS_CU(api.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
   make_current();
   // Per-call scratch (histc, deterministic sums) comes from the default

@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda.h>
 
+#include <cstdint>
 #include <string>
 
 #include "jitops/index_errors.h"
@@ -20,6 +21,9 @@ struct DeviceInfo {
   int shared_per_sm = 233472;      // bytes of shared memory on one SM
   int shared_per_block_optin = 232448;  // the most one block may opt in to
   std::string name = "no device";
+  int driver_version = 0;  // cuDriverGetVersion; 0 with no device
+  uint64_t tuning_id = 0;  // names (GPU, arch, driver) in tuning keys: see runtime/tuning.h
+
 
   int arch() const { return cc_major * 10 + cc_minor; }
 };

@@ -39,6 +39,13 @@ namespace jitops {
   X(cuMemAllocAsync)               \
   X(cuMemFreeAsync)                \
   X(cuMemsetD32Async)              \
+  X(cuMemsetD8Async)               \
+  X(cuMemcpyDtoDAsync)             \
+  X(cuEventCreate)                 \
+  X(cuEventRecord)                 \
+  X(cuEventSynchronize)            \
+  X(cuEventElapsedTime)            \
+  X(cuEventDestroy)                \
   X(cuDeviceGetDefaultMemPool)     \
   X(cuMemPoolSetAttribute)         \
   X(cuPointerGetAttribute)

@@ -7,6 +7,7 @@
 
 #include "jit/kernel_spec.h"
 #include "runtime/device_context.h"
+#include "runtime/tuning.h"
 
 namespace jitops {
 
@@ -20,6 +21,8 @@ struct LaunchPlan {
   unsigned block[3] = {1, 1, 1};
   unsigned shared_bytes = 0;
   const char* regime = nullptr;  // set where a family has several (explain() shows it)
+  bool tunable = false;          // `tuning` says which configuration runs and why
+  ResolvedTuning tuning;
   size_t param_size = 0;
   alignas(16) unsigned char params[kMaxParamBytes];
 

@@ -1,7 +1,6 @@
 #include "runtime/launch_shape.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 
 #include "runtime/arg_error.h"
@@ -16,31 +15,7 @@ unsigned next_pow2(int64_t v) {
   return p;
 }
 
-std::atomic<uint64_t> g_tuning{0};  // packed override; 0: the defaults
-
 }  // namespace
-
-LaunchTuning launch_tuning() {
-  uint64_t packed = g_tuning.load(std::memory_order_relaxed);
-  if (packed == 0) return LaunchTuning();
-  LaunchTuning t;
-  t.threads = int(packed & 0xFFFF);
-  t.unroll = int((packed >> 16) & 0xFF);
-  t.waves = int((packed >> 24) & 0xFFFF);
-  t.adapt_unroll = false;
-  return t;
-}
-
-void set_launch_tuning(const LaunchTuning& t) {
-  if (t.threads == 0) {
-    g_tuning = 0;
-    return;
-  }
-  if (t.threads < 32 || t.threads > 1024 || t.threads % 32 || t.unroll < 1 || t.unroll > 16 || t.waves < 1 ||
-      t.waves > 1024)
-    throw value_error("launch tuning: threads a multiple of 32 in [32, 1024], unroll in [1, 16], waves in [1, 1024]");
-  g_tuning = uint64_t(t.threads) | (uint64_t(t.unroll) << 16) | (uint64_t(t.waves) << 24);
-}
 
 LaunchShape choose_launch_shape(const IterationSpace& s, const DeviceInfo& device, const LaunchTuning& tuning,
                                 bool one_row_block) {

@@ -12,6 +12,7 @@ struct LaunchTuning {
   int threads = 256;
   int unroll = 4;     // the most units a thread handles at once
   int waves = 16;     // grid cap, in full waves of resident blocks (16 measured best or equal in the sweeps)
+  int vector_bytes = 16;  // the widest vector unit a kernel may move, where its source allows a choice
   // Halve unroll until the grid has 2 blocks per SM: a small gather spread
   // over 5 SMs (unroll 4) ran 25% slower than over 20 (unroll 1) on an H200.
   bool adapt_unroll = true;
@@ -23,12 +24,6 @@ struct LaunchShape {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
 };
-
-// The launch shape used when a call names none: the heuristic default, or
-// what set_launch_tuning() last set (a development knob until autotuning;
-// threads = 0 restores the heuristic). An explicit shape is used as given.
-LaunchTuning launch_tuning();
-void set_launch_tuning(const LaunchTuning& tuning);
 
 // `one_row_block`: in the 2-D layout, one block row walks every row (each
 // thread loads each row's index once: PyTorch's small-index regime).

@@ -38,8 +38,9 @@ ArrayKind classify_type(py::handle type) {
 }
 
 py::object& outputs_module() {
-  static py::object* m = new py::object(py::module_::import("jitops._outputs"));
-  return *m;
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;
+  return storage.call_once_and_store_result([] { return py::object(py::module_::import("jitops._outputs")); })
+      .get_stored();
 }
 
 const char* kind_name(ArrayKind k) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime/arg_error.h"
+#include "runtime/tuning.h"
 
 namespace py = pybind11;
 
@@ -44,9 +45,15 @@ int64_t int_arg(PyObject* value, const char* name) {
 }
 
 PyObject* run_on_host(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  static PyObject* run_op = [] {
-    return py::module_::import("jitops._host").attr("run_op").cast<py::object>().release().ptr();
-  }();
+  // Not a plain function-local static: its initializer runs Python code, which may
+  // release the GIL; a second thread waiting on the static's guard while holding the
+  // GIL would deadlock (seen with parallel warmup). gil_safe_call_once_and_store
+  // waits without the GIL.
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;
+  PyObject* run_op =
+      storage.call_once_and_store_result([] { return py::object(py::module_::import("jitops._host").attr("run_op")); })
+          .get_stored()
+          .ptr();
   Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   py::str op(name);
   std::vector<PyObject*> all(size_t(1 + nargs + nkw));
@@ -64,6 +71,22 @@ PyObject* translate_current_exception() {
     py::detail::try_translate_exceptions();
   }
   return nullptr;
+}
+
+bool autotune_requested() { return take_autotune_request(); }
+
+PyObject* autotune_after(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                         PyObject* result) {
+  py::object owned = py::reinterpret_steal<py::object>(result);
+  py::tuple positional(nargs);
+  for (Py_ssize_t i = 0; i < nargs; ++i) positional[i] = py::reinterpret_borrow<py::object>(args[i]);
+  py::dict keywords;
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < nkw; ++i)
+    keywords[py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(kwnames, i))] =
+        py::reinterpret_borrow<py::object>(args[nargs + i]);
+  py::module_::import("jitops.tuning").attr("_autotune")(name, positional, keywords);
+  return owned.release().ptr();
 }
 
 void add_fastcall(py::module_& m, PyMethodDef* def) {

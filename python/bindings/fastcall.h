@@ -32,6 +32,14 @@ int64_t int_arg(PyObject* value, const char* name);
 // Runs `name` through the host path: jitops._host.run_op(name, *args, **kwargs).
 PyObject* run_on_host(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
 
+// Autotuning (runtime/tuning.h): true when the call just made resolved a
+// point with no tuning result while autotuning is on.
+bool autotune_requested();
+// Tunes the call just made through jitops.tuning._autotune and returns
+// `result` (a new reference), or nullptr with the hook's error set.
+PyObject* autotune_after(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                         PyObject* result);
+
 // Turns the exception being handled into a Python error; returns nullptr.
 PyObject* translate_current_exception();
 
@@ -46,8 +54,11 @@ PyObject* fast_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObjec
   try {
     PyObject* params[16];
     parse_fast_args(Sig, args, nargs, kwnames, params);
+    autotune_requested();  // drops a request left by a call that failed after planning
     try {
-      return Body(params).release().ptr();
+      PyObject* result = Body(params).release().ptr();
+      if (autotune_requested()) return autotune_after(Sig.function, args, nargs, kwnames, result);
+      return result;
     } catch (const HostOperands&) {
       return run_on_host(Sig.function, args, nargs, kwnames);
     }

@@ -155,12 +155,6 @@ void bind_gather_ops(py::module_& m) {
       },
       py::arg("source"), py::arg("arch"),
       "Compiles a source that defines extern \"C\" jitops_kernel (templates may be included by name).");
-  m.def(
-      "_set_launch_tuning",
-      [](int threads, int unroll, int waves) { set_launch_tuning(LaunchTuning{threads, unroll, waves}); },
-      py::arg("threads") = 256, py::arg("unroll") = 4, py::arg("waves") = 4,
-      "Development knob: the launch shape of every kernel family (until autotuning lands); threads=0 "
-      "restores the heuristic.");
   m.def("explain_gather_spec", &explain_gather_spec, py::arg("unit_bytes"), py::arg("index_bytes"), py::arg("dims"),
         py::arg("offset_bits"), py::arg("wrap"), py::arg("flat"), py::arg("arch"));
 }

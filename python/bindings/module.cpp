@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "jit/cache_prune.h"
 #include "jit/disk_cache.h"
 #include "jit/nvrtc_library.h"
 #include "jit/templates.h"
@@ -24,6 +25,7 @@ void bind_scatter_ops(py::module_& m);
 void bind_elementwise_ops(py::module_& m);
 void bind_upsample_ops(py::module_& m);
 void bind_histogram_ops(py::module_& m);
+void bind_tuning(py::module_& m);
 }
 
 using namespace jitops;
@@ -38,6 +40,7 @@ PYBIND11_MODULE(_core, m) {
   bind_elementwise_ops(m);
   bind_upsample_ops(m);
   bind_histogram_ops(m);
+  bind_tuning(m);
 
   m.def("configure",
         [](std::vector<std::string> nvrtc_dirs, std::vector<std::string> include_dirs, std::string cache_dir,
@@ -69,6 +72,20 @@ PYBIND11_MODULE(_core, m) {
       py::arg("sizes"), py::arg("strides"), "The dimension collapsing every op applies (exposed for tests).");
   m.def("set_cache", [](std::string dir, bool enabled) { set_disk_cache_config(DiskCacheConfig{enabled, std::move(dir)}); },
         py::arg("directory"), py::arg("enabled"));
+  m.def(
+      "cache_prune",
+      [](const std::string& directory, int64_t max_bytes) {
+        if (max_bytes < 0) throw value_error("max_bytes: expected a size of at least 0 (got " + std::to_string(max_bytes) + ")");
+        PruneResult r;
+        {
+          py::gil_scoped_release release;
+          r = prune_cache_directory(directory, max_bytes);
+        }
+        return py::dict(py::arg("removed") = r.removed, py::arg("freed_bytes") = r.freed_bytes,
+                        py::arg("kept_bytes") = r.kept_bytes, py::arg("kept_files") = r.kept_files);
+      },
+      py::arg("directory"), py::arg("max_bytes"),
+      "Deletes the least recently used kernel files until they total at most max_bytes.");
   m.def("cache_config", [] {
     DiskCacheConfig c = disk_cache_config();
     return py::dict(py::arg("directory") = c.directory, py::arg("enabled") = c.enabled);

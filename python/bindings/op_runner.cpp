@@ -2,6 +2,8 @@
 
 #include <pybind11/stl.h>
 
+#include <cstdio>
+
 #include "runtime/arg_error.h"
 #include "runtime/driver_api.h"
 #include "runtime/index_errors.h"
@@ -98,6 +100,11 @@ py::object execute(CallArrays& call, const LaunchPlan* plans, int count, py::obj
       d["shared_bytes_dynamic"] = plan.shared_bytes;
       d["regime"] = plan.regime ? py::object(py::str(plan.regime)) : py::object(py::none());
       d["param_bytes"] = plan.param_size;
+      d["config"] = plan.tunable ? py::object(py::str(config_id(plan.tuning.config))) : py::object(py::none());
+      d["config_origin"] = plan.tunable ? config_origin_name(plan.tuning.origin) : "fixed";
+      char point[17];
+      std::snprintf(point, sizeof(point), "%016llx", static_cast<unsigned long long>(plan.tuning.point));
+      d["tuning_point"] = plan.tunable ? py::object(py::str(point)) : py::object(py::none());
       kernels.append(d);
     }
     return std::move(kernels);

@@ -36,9 +36,11 @@ Scalar scalar_arg(PyObject* v, const char* name) {
 
 bool is_number(PyObject* v) {
   if (PyBool_Check(v) || PyLong_Check(v) || PyFloat_Check(v)) return true;
-  static PyObject* numpy_generic = [] {
-    return py::object(py::module_::import("numpy").attr("generic")).release().ptr();
-  }();
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;  // see fastcall.cpp
+  PyObject* numpy_generic =
+      storage.call_once_and_store_result([] { return py::object(py::module_::import("numpy").attr("generic")); })
+          .get_stored()
+          .ptr();
   const int r = PyObject_IsInstance(v, numpy_generic);
   if (r < 0) PyErr_Clear();
   return r > 0 && !PyComplex_Check(v);

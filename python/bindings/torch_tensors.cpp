@@ -24,7 +24,8 @@ struct TorchApi {
 
 // Built on first use of a tensor (torch is imported by then); never freed.
 TorchApi& api() {
-  static TorchApi* t = [] {
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<TorchApi*> storage;  // see fastcall.cpp
+  return *storage.call_once_and_store_result([] {
     auto* a = new TorchApi();
     a->get_device = PyUnicode_InternFromString("get_device");
     a->dtype = PyUnicode_InternFromString("dtype");
@@ -40,8 +41,7 @@ TorchApi& api() {
       if (py::hasattr(torch, name)) a->dtype_objects[i] = py::object(torch.attr(name)).release().ptr();
     }
     return a;
-  }();
-  return *t;
+  }).get_stored();
 }
 
 py::object checked(PyObject* result) {

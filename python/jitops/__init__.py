@@ -10,11 +10,12 @@ with NVRTC to CUBIN for the GPU at hand, caches it on disk and in memory, and
 launches it through the CUDA Driver API on the caller's stream.
 """
 
-from . import _config, _core
+from . import _config, _core, cache_admin
 from ._core import DeviceArray, VirtualArray
 from .errors import CompileError, CudaError, CudaUnavailableError, JitopsError
 from .explain import KernelReport, explain
 from .elementwise_kernel import ElementwiseKernel
+from .tuning import TuneResult, autotune_enabled, set_autotune, tune
 from .ops import (add, div, gather, histc, index_add_, index_copy_, index_fill_, index_select, maximum, minimum, mul,
                   scatter_add_, scatter_reduce_, sub, take, upsample_nearest2d, upsample_nearest2d_backward)
 
@@ -22,6 +23,7 @@ __version__ = "0.1.0"
 
 _core.configure(_config.nvrtc_dirs(), _config.include_dirs(), _config.cache_dir(), _config.cache_enabled(),
                 _config.nvrtc_loader_fallback())
+_core.set_tuning_version(__version__)
 
 #: dtype names jitops handles, from the core's dtype table.
 DTYPES = tuple(row[0] for row in _core.dtypes())
@@ -34,8 +36,10 @@ def cache_stats():
 
 
 def set_cache_dir(directory, enabled=True):
-    """Points the disk cache at ``directory`` (``enabled=False`` turns it off)."""
+    """Points the disk cache at ``directory`` (``enabled=False`` turns it off);
+    tuning results are read from the new directory's files."""
     _core.set_cache(str(directory), bool(enabled))
+    _core.clear_tuned()
 
 
 def cache_dir():
@@ -66,11 +70,13 @@ def is_available():
 
 if _config.os.environ.get("JITOPS_INDEX_CHECKS"):
     set_index_checks(_config.os.environ["JITOPS_INDEX_CHECKS"])
+if _config.os.environ.get("JITOPS_AUTOTUNE", "0").strip().lower() in ("1", "true", "yes", "on"):
+    set_autotune(True)
 
 __all__ = [
     "CompileError", "CudaError", "CudaUnavailableError", "DTYPES", "DeviceArray", "ElementwiseKernel", "JitopsError",
-    "KernelReport", "VirtualArray", "add", "cache_dir", "cache_stats", "clear_memory_cache", "div", "explain",
+    "KernelReport", "TuneResult", "VirtualArray", "add", "autotune_enabled", "cache_dir", "cache_stats", "clear_memory_cache", "div", "explain",
     "gather", "histc", "index_add_", "index_copy_", "index_fill_", "index_select", "is_available", "maximum",
-    "minimum", "mul", "scatter_add_", "scatter_reduce_", "set_cache_dir", "set_index_checks", "sub", "synchronize",
-    "take", "upsample_nearest2d", "upsample_nearest2d_backward",
+    "minimum", "mul", "scatter_add_", "scatter_reduce_", "set_autotune", "set_cache_dir", "set_index_checks", "sub",
+    "synchronize", "take", "tune", "upsample_nearest2d", "upsample_nearest2d_backward",
 ]

@@ -1,4 +1,4 @@
-"""python -m jitops {ptx, bench, info}."""
+"""python -m jitops {ptx, bench, info, warmup, cache}."""
 
 import argparse
 import sys
@@ -54,6 +54,64 @@ def _bench(args):
     return bench_main(args)
 
 
+def _csv(text):
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _warmup(args):
+    from . import _config, cache_dir
+    from .bench.progress import Progress
+    from .warmup import ALL_OPS, FLOATS, plan, warmup
+
+    ops = _csv(args.ops) if args.ops else list(ALL_OPS)
+    dtypes = _csv(args.dtypes) if args.dtypes else list(FLOATS)
+    index_dtypes = _csv(args.index_dtypes)
+    for d in index_dtypes:
+        if d not in ("int32", "int64"):
+            raise SystemExit(f"--index-dtypes: expected int32 and/or int64 (got {d!r})")
+    try:
+        arch = _config.parse_arch(args.arch)
+        total = len(plan(ops, dtypes, index_dtypes))
+    except ValueError as exc:
+        raise SystemExit(str(exc))
+    with Progress(total, "warmup") as progress:
+        result = warmup(arch, ops, dtypes, index_dtypes, jobs=args.jobs, progress=progress)
+    print(f"warmup sm_{arch}: {result['calls']} calls, {result['kernels']} kernels: {result['compiled']} compiled, "
+          f"{result['from_disk']} already on disk, {result['in_memory']} in memory; {result['seconds']:.1f} s; "
+          f"cache {cache_dir()}")
+    for line in result["unsupported"]:
+        print("  not supported:", line)
+    return 0
+
+
+def _cache(args):
+    import datetime
+    import json
+
+    from . import cache_admin, cache_dir
+
+    directory = args.dir or cache_dir()
+    if args.action == "info":
+        print(json.dumps(cache_admin.info(directory), indent=2))
+    elif args.action == "list":
+        for e in cache_admin.entries(directory):
+            when = datetime.datetime.fromtimestamp(e["last_used"]).strftime("%Y-%m-%d %H:%M:%S")
+            print(f"{when}  {e['bytes']:>9}  {e['arch']:<5} {e['kernel']}  ({e['file']})")
+    elif args.action == "clear":
+        print(f"removed {cache_admin.clear(directory)} files from {directory}")
+    elif args.action == "prune":
+        if args.max_bytes is None:
+            raise SystemExit("prune: --max-bytes is required (e.g. --max-bytes 500M)")
+        try:
+            limit = cache_admin.parse_size(args.max_bytes)
+        except ValueError as exc:
+            raise SystemExit(str(exc))
+        r = cache_admin.prune(directory, limit)
+        print(f"removed {r['removed']} kernels ({r['freed_bytes']} bytes); {r['kept_files']} kept, "
+              f"{r['kept_bytes']} bytes")
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m jitops")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -77,7 +135,24 @@ def main(argv=None):
     bench.add_argument("--filter", default="", help="run only cases whose name contains this")
     bench.add_argument("--reps", type=int, default=100, help="timed runs per case (median reported)")
     bench.add_argument("--no-jit-costs", action="store_true", help="skip compile / load / per-call timings")
+    bench.add_argument("--plot", help="draw speedup and %% of copy speed per case into this PNG (needs matplotlib)")
+    bench.add_argument("--tune", action="store_true", help="also tune each case (jitops.tune) and time it again")
+    bench.add_argument("--tune-reps", type=int, default=20, help="timed runs per candidate when tuning")
     bench.set_defaults(fn=_bench)
+
+    warm = sub.add_parser("warmup", help="compile the specializations users will hit into the cache; needs no GPU")
+    warm.add_argument("--arch", default="sm_90")
+    warm.add_argument("--ops", help="comma-separated op names (default: all)")
+    warm.add_argument("--dtypes", help="comma-separated dtypes (default: float32,float16,bfloat16)")
+    warm.add_argument("--index-dtypes", default="int64,int32")
+    warm.add_argument("--jobs", type=int, default=None, help="compiles at once (default: CPU count, at most 8)")
+    warm.set_defaults(fn=_warmup)
+
+    cache = sub.add_parser("cache", help="show and manage the disk cache")
+    cache.add_argument("action", choices=("info", "list", "clear", "prune"))
+    cache.add_argument("--max-bytes", help="prune: keep at most this much (500M, 2G, or bytes)")
+    cache.add_argument("--dir", help="the cache directory (default: jitops.cache_dir())")
+    cache.set_defaults(fn=_cache)
 
     args = parser.parse_args(argv)
     return args.fn(args) or 0

@@ -14,6 +14,8 @@ class KernelReport(dict):
             f"kernel   {self['kernel']}",
             f"device   {self['device']}  ({self['arch']})",
             f"launch   grid={self['grid']} block={self['block']} params={self['param_bytes']} B",
+            f"config   {self['config'] or 'fixed'} ({self['config_origin']}"
+            + (f"; tuning point {self['tuning_point']})" if self.get('tuning_point') else ")"),
             f"resources registers={self['registers']} shared={self['shared_bytes']} B local={self['local_bytes']} B",
             f"compile  {self['compile_ms']:.1f} ms; this time from {self['origin']} "
             f"({self['prepare_ms']:.2f} ms to prepare, {self['load_ms']:.2f} ms to load)",
@@ -42,7 +44,9 @@ def explain(op, *args, arch=None, **kwargs):
     disassembles it where cuobjdump or nvdisasm is installed), ``registers`` / ``shared_bytes`` /
     ``local_bytes`` per thread, ``grid`` and ``block``, ``compile_ms``, and
     ``origin``: where the kernel came from this time (``memory``, ``disk`` or
-    ``compiled``). Nothing is launched. With ``arch="sm_90"`` (or
+    ``compiled``), and the launch ``config`` with ``config_origin``:
+    ``heuristic`` (the planner's default), ``tuned`` (a result of
+    :func:`jitops.tune` or autotuning for its ``tuning_point``) or ``fixed``. Nothing is launched. With ``arch="sm_90"`` (or
     ``JITOPS_ARCH``) it needs no GPU: host arrays stand for device arrays of
     their shape and dtype.
     """

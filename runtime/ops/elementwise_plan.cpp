@@ -9,8 +9,15 @@
 namespace jitops {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kMaxPackBytes = 16;
+// The heuristic default: blocks of 256, a grid of up to 32 waves, 16-byte packs.
+LaunchTuning default_tuning() {
+  LaunchTuning t;
+  t.threads = 256;
+  t.unroll = 1;
+  t.waves = kElementwiseWaves;
+  t.vector_bytes = 16;
+  return t;
+}
 
 // Element strides of `a` seen through the broadcast shape (0 where broadcast).
 void broadcast_strides(const TensorDesc& a, int ndim, int64_t* out) {
@@ -21,10 +28,10 @@ void broadcast_strides(const TensorDesc& a, int ndim, int64_t* out) {
   }
 }
 
-int pack_for(const ElementwiseProblem& p, int operands) {
-  int pack = kMaxPackBytes;
+int pack_for(const ElementwiseProblem& p, int operands, int max_pack_bytes) {
+  int pack = max_pack_bytes;
   for (int k = 0; k < operands; ++k)
-    if (!p.scalar[k]) pack = std::min(pack, kMaxPackBytes / dtype_info(p.dtypes[k]).bytes());
+    if (!p.scalar[k]) pack = std::min(pack, std::max(1, max_pack_bytes / dtype_info(p.dtypes[k]).bytes()));
   while (pack > 1) {
     bool aligned = true;
     for (int k = 0; k < operands && aligned; ++k) {
@@ -78,24 +85,34 @@ bool plan_elementwise(const ElementwiseProblem& p, const DeviceInfo& device, Lau
     throw value_error("operands: at most " + std::to_string(kMaxDims) + " dimensions after merging contiguous ones (got " +
                       std::to_string(s.ndim) + ")");
 
+  uint32_t types = 0, scalars = 0;
+  for (int k = 0; k < operands; ++k) {
+    types |= uint32_t(p.dtypes[k]) << (4 * k);
+    scalars |= uint32_t(p.scalar[k]) << k;
+  }
+  // The launch depends on the operation, the operand types, the layout and the element count.
+  TuningPoint point;
+  point.family = KernelFamily::Elementwise;
+  point.traits = {p.operation, int32_t(types), int32_t(scalars), p.inputs * 16 + p.outputs, dense ? 0 : s.ndim,
+                  p.load_outputs};
+  point.bucket = {size_bucket(n), 0, 0};
+  plan.tuning = resolve_tuning(point, device, default_tuning());
+  plan.tunable = true;
+  const int threads = plan.tuning.config.threads, waves = plan.tuning.config.waves;
+
   KernelSpec& spec = plan.spec;
   spec = KernelSpec();
   spec.family = KernelFamily::Elementwise;
   spec.fields[F::kOperation] = p.operation;
   spec.fields[F::kInputs] = p.inputs;
   spec.fields[F::kOutputs] = p.outputs;
-  spec.fields[F::kMaxThreads] = kThreads;
+  spec.fields[F::kMaxThreads] = threads;
   spec.fields[F::kLoadOutputs] = p.load_outputs;
-  uint32_t types = 0, scalars = 0;
-  for (int k = 0; k < operands; ++k) {
-    types |= uint32_t(p.dtypes[k]) << (4 * k);
-    scalars |= uint32_t(p.scalar[k]) << k;
-  }
   spec.fields[F::kDTypes] = int32_t(types);
   spec.fields[F::kScalarMask] = int32_t(scalars);
-  plan.block[0] = kThreads;
+  plan.block[0] = unsigned(threads);
   if (dense) {
-    const int pack = pack_for(p, operands);
+    const int pack = pack_for(p, operands, plan.tuning.config.vector_bytes);
     spec.fields[F::kPack] = pack;
     spec.fields[F::kDims] = 0;
     ElementwiseParams<0> params{};
@@ -104,7 +121,7 @@ bool plan_elementwise(const ElementwiseProblem& p, const DeviceInfo& device, Lau
       params.data[k] = p.scalar[k] ? nullptr : p.arrays[k]->data;
       params.scalar[k] = p.scalar_bits[k];
     }
-    plan.grid[0] = grid_blocks(std::max<int64_t>(1, n / pack), kThreads, kThreads, device, kElementwiseWaves);
+    plan.grid[0] = grid_blocks(std::max<int64_t>(1, n / pack), threads, threads, device, waves);
     plan.regime = pack > 1 ? "dense, packed" : "dense";
     plan.set_params(params);
     return true;
@@ -112,7 +129,7 @@ bool plan_elementwise(const ElementwiseProblem& p, const DeviceInfo& device, Lau
   const int dims = s.ndim <= 3 ? s.ndim : kMaxDims;
   spec.fields[F::kPack] = 1;
   spec.fields[F::kDims] = dims;
-  plan.grid[0] = grid_blocks(n, kThreads, kThreads, device, kElementwiseWaves);
+  plan.grid[0] = grid_blocks(n, threads, threads, device, waves);
   plan.regime = "strided";
   auto fill = [&](auto& params) {
     params.n = n;

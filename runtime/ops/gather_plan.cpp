@@ -15,12 +15,12 @@ constexpr int64_t kInt32Limit = int64_t(1) << 31;
 
 // Widens the moved unit to V elements when the innermost dim is contiguous in
 // out and x, does not vary the index, and every stride and pointer allows it.
-int choose_vector(GatherProblem& p) {
+int choose_vector(GatherProblem& p, int max_bytes) {
   IterationSpace& s = p.space;
   if (p.flat) return 1;
   const int c = s.ndim - 1;
   if (s.strides[kOut][c] != 1 || s.strides[kX][c] != 1 || s.strides[kIndex][c] != 0) return 1;
-  for (int v = 16 / p.element_bytes; v > 1; v /= 2) {
+  for (int v = max_bytes / p.element_bytes; v > 1; v /= 2) {
     const int64_t bytes = int64_t(v) * p.element_bytes;
     bool ok = s.sizes[c] % v == 0 && p.axis_stride % v == 0 && reinterpret_cast<uintptr_t>(p.out) % bytes == 0 &&
               reinterpret_cast<uintptr_t>(p.x) % bytes == 0;
@@ -101,10 +101,21 @@ void fill_params_for_dims(const GatherProblem& p, int dims, IndexErrorSlot* slot
 }
 
 
+// What the gather launch depends on: the moved element, the index, the
+// layout, and the sizes of the inner and outer collapsed dims.
+TuningPoint gather_point(const GatherProblem& p) {
+  const IterationSpace& s = p.space;
+  const int64_t inner = s.ndim ? s.sizes[s.ndim - 1] : 1;
+  TuningPoint point;
+  point.family = KernelFamily::Gather;
+  point.traits = {p.element_bytes, p.index_bytes, p.wrap, p.flat, std::min(s.ndim, kMaxDims + 1), p.op_code};
+  point.bucket = {size_bucket(inner), size_bucket(s.numel() / std::max<int64_t>(1, inner)), size_bucket(p.axis_size)};
+  return point;
+}
+
 }  // namespace
 
-bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
-                 const GatherTuning& tuning) {
+bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan) {
   if (p.space.numel() == 0) return false;
   collapse(p.space);
   if (p.flat) {
@@ -113,7 +124,10 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
       throw value_error("x has " + std::to_string(p.x_layout.ndim) + " dimensions that do not collapse; jitops "
                         "supports at most " + std::to_string(kMaxDims));
   }
-  choose_vector(p);
+  plan.tuning = resolve_tuning(gather_point(p), device, LaunchTuning());
+  plan.tunable = true;
+  const LaunchTuning& tuning = plan.tuning.config;
+  choose_vector(p, tuning.vector_bytes);
   if (p.space.ndim > kMaxDims)
     throw value_error("the output has " + std::to_string(p.space.ndim) + " dimensions that do not collapse; jitops "
                       "supports at most " + std::to_string(kMaxDims));

@@ -26,10 +26,8 @@ struct GatherProblem {
   int op_code = 0;
 };
 
-using GatherTuning = LaunchTuning;
-
 // Plans one launch; returns false when there is nothing to do (empty output).
-bool plan_gather(GatherProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
-                 const GatherTuning& tuning = launch_tuning());
+// The launch configuration comes from resolve_tuning() (runtime/tuning.h).
+bool plan_gather(GatherProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan);
 
 }  // namespace jitops

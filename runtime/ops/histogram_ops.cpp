@@ -69,7 +69,21 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   // [min - 1, max + 1] and counts nothing; so does the explicit path.
   const bool automatic = r.min == r.max && n > 0;
   const int64_t items = Dims == 0 ? (n + vec - 1) / vec : n;
-  const int64_t resident = int64_t(device.sm_count) * kHistogramBlocksPerSm;
+  // Tunable: resident blocks per SM ("waves"; the heuristic's 4 fills an SM
+  // with the launch bounds' register budget).
+  auto resolve = [&](int kind, LaunchPlan& plan) {
+    TuningPoint point;
+    point.family = KernelFamily::Histogram;
+    point.traits = {kind, int(x.dtype), vec, Dims, int(automatic), kind == kHistogramCount ? int(out.dtype) : 0};
+    point.bucket = {size_bucket(items), size_bucket(r.bins), 0};
+    LaunchTuning heuristic;
+    heuristic.threads = kThreads;
+    heuristic.unroll = 1;
+    heuristic.waves = kHistogramBlocksPerSm;
+    plan.tuning = resolve_tuning(point, device, heuristic);
+    plan.tunable = true;
+    return int64_t(plan.tuning.config.waves);
+  };
   auto spec = [&](int kind) {
     KernelSpec k;
     k.family = KernelFamily::Histogram;
@@ -84,6 +98,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   if (automatic && n > 0) {
     LaunchPlan& plan = plans.emplace_back();
     plan.spec = spec(kHistogramRange);
+    const int64_t resident = int64_t(device.sm_count) * resolve(kHistogramRange, plan);
     plan.block[0] = kThreads;
     // One wave: a reduction wants few blocks, each with many loads in flight.
     plan.grid[0] = unsigned(std::max<int64_t>(1, std::min<int64_t>((items + kThreads * 4 - 1) / (kThreads * 4), resident)));
@@ -112,15 +127,15 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   // Shared-memory sub-histograms, one per 8 lanes while a full SM's worth of
   // blocks still fits (fewer copies for more bins), at least one up to the
   // opt-in limit; beyond it, global atomics.
+  LaunchPlan& plan = plans.emplace_back();
+  int64_t blocks_per_sm = resolve(kHistogramCount, plan);
   const int64_t bin_bytes = r.bins * 4;
-  const int64_t per_block = device.shared_per_sm / kHistogramBlocksPerSm - 1024;
+  const int64_t per_block = device.shared_per_sm / blocks_per_sm - 1024;
   int copies = int(std::min<int64_t>(kThreads / 8, std::max<int64_t>(1, per_block / std::max<int64_t>(1, bin_bytes))));
   bool shared = bin_bytes <= device.shared_per_block_optin;
   if (g_strategy == 2) shared = false;
-  LaunchPlan& plan = plans.emplace_back();
   plan.spec = spec(kHistogramCount);
   plan.block[0] = kThreads;
-  int64_t blocks_per_sm = kHistogramBlocksPerSm;
   if (shared) {
     p.copies = copies;
     plan.shared_bytes = unsigned(int64_t(copies) * bin_bytes);

@@ -20,7 +20,7 @@ int64_t magnitude(int64_t v) { return v < 0 ? -v : v; }
 
 // Moves V adjacent elements per access when the innermost dim is contiguous in
 // self and src, does not vary the index, and strides and pointers allow it.
-void choose_vector(ScatterProblem& p, int& vec) {
+void choose_vector(ScatterProblem& p, int max_bytes, int& vec) {
   vec = 1;
   if (p.op != kScatterAdd && p.op != kScatterCopy && p.op != kScatterFill) return;
   if (p.counts) return;
@@ -29,7 +29,7 @@ void choose_vector(ScatterProblem& p, int& vec) {
   const bool has_src = p.op != kScatterFill;
   if (s.strides[kSelfOperand][c] != 1 || s.strides[kIndexOperand][c] != 0) return;
   if (has_src && s.strides[kSrcOperand][c] != 1) return;
-  for (int v = 16 / p.element_bytes; v > 1; v /= 2) {
+  for (int v = max_bytes / p.element_bytes; v > 1; v /= 2) {
     const int64_t bytes = int64_t(v) * p.element_bytes;
     bool ok = s.sizes[c] % v == 0 && p.axis_stride % v == 0 && reinterpret_cast<uintptr_t>(p.self) % bytes == 0 &&
               (!has_src || reinterpret_cast<uintptr_t>(p.src) % bytes == 0);
@@ -104,18 +104,36 @@ void fill_for_dims(const ScatterProblem& p, int dims, IndexErrorSlot* slot, Laun
   }
 }
 
+// What an accumulate launch depends on: element, index, op, the inner and
+// outer collapsed sizes, and the destination count along the axis (how
+// often terms collide).
+TuningPoint scatter_point(const ScatterProblem& p) {
+  const IterationSpace& s = p.space;
+  const int64_t inner = s.ndim ? s.sizes[s.ndim - 1] : 1;
+  TuningPoint point;
+  point.family = KernelFamily::Scatter;
+  point.traits = {p.element, p.index_bytes, p.op, p.has_alpha, std::min(s.ndim, kMaxDims + 1),
+                  int(s.ndim >= 2 && s.strides[kIndexOperand][0] != 0)};
+  point.bucket = {size_bucket(inner), size_bucket(s.numel() / std::max<int64_t>(1, inner)), size_bucket(p.axis_size)};
+  return point;
+}
+
 }  // namespace
 
 int64_t small_index_threshold() { return g_small_index_threshold.load(std::memory_order_relaxed); }
 void set_small_index_threshold(int64_t t) { g_small_index_threshold = t; }
 
-bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
-                  const LaunchTuning& tuning) {
+bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan) {
   if (p.space.numel() == 0) return false;
   p.space.operands = kScatterOperands;
   collapse(p.space);
+  const bool linear_pass = p.op == kScatterMeanFinish || p.op == kScatterDetKeys || p.op == kScatterDetReduce;
+  plan.tunable = !linear_pass;
+  plan.tuning = ResolvedTuning();
+  if (!linear_pass) plan.tuning = resolve_tuning(scatter_point(p), device, LaunchTuning());
+  const LaunchTuning& tuning = plan.tuning.config;
   int vec = 1;
-  choose_vector(p, vec);
+  choose_vector(p, tuning.vector_bytes, vec);
   if (p.space.ndim > kMaxDims)
     throw value_error("the iteration space has " + std::to_string(p.space.ndim) + " dimensions that do not collapse; "
                       "jitops supports at most " + std::to_string(kMaxDims));
@@ -124,7 +142,6 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // them all, loading each index once (PyTorch's indexFuncSmallIndex).
   // It pays only when the slice alone gives every SM two blocks; below that
   // the large-index regime spreads the indices over the grid too.
-  const bool linear_pass = p.op == kScatterMeanFinish || p.op == kScatterDetKeys || p.op == kScatterDetReduce;
   bool small_index = s.ndim == 2 && !linear_pass && s.strides[kIndexOperand][0] != 0 &&
                      s.strides[kIndexOperand][1] == 0 && s.sizes[0] <= small_index_threshold();
   // Adds in the 2-D layout. Index along the inner dim: a thread's units never
@@ -169,7 +186,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
     fill_for_dims<64>(p, shape.dims, error_slot, plan);
   std::copy(shape.grid, shape.grid + 3, plan.grid);
   std::copy(shape.block, shape.block + 3, plan.block);
-  if (p.op == kScatterMeanFinish || p.op == kScatterDetKeys || p.op == kScatterDetReduce) {
+  if (linear_pass) {
     // a grid-stride loop over the units, whatever the dims
     plan.block[0] = unsigned(tuning.threads);
     plan.block[1] = 1;

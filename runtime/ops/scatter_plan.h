@@ -42,8 +42,9 @@ struct ScatterProblem {
 int64_t small_index_threshold();
 void set_small_index_threshold(int64_t threshold);
 
-bool plan_scatter(ScatterProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan,
-                  const LaunchTuning& tuning = launch_tuning());
+// The launch configuration comes from resolve_tuning() (runtime/tuning.h),
+// except for the linear passes of mean and deterministic sums.
+bool plan_scatter(ScatterProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan);
 
 // Deterministic sums: the launches for `problem` (a kScatterAdd pass whose
 // counts strides give each destination element's C-order id), using `keys`

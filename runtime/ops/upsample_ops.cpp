@@ -73,13 +73,24 @@ int vec_for_2x(int64_t width, int element_bytes, const void* narrow, const void*
   return std::max(vec, 1);
 }
 
+// `unroll`: the heuristic's items per thread for this kernel kind.
 template <int Bits>
 void finish_plan(UpsampleParams<Bits>& p, int unroll, const DeviceInfo& device, LaunchPlan& plan) {
-  const LaunchTuning tuning = launch_tuning();
+  using F = UpsampleSpecFields;
+  TuningPoint point;
+  point.family = KernelFamily::Upsample;
+  point.traits = {plan.spec.fields[F::kKind], plan.spec.fields[F::kElement], plan.spec.fields[F::kVec], Bits, 0, 0};
+  point.bucket = {size_bucket(int64_t(p.work)), 0, 0};
+  LaunchTuning heuristic;
+  heuristic.unroll = unroll;
+  plan.tuning = resolve_tuning(point, device, heuristic);
+  plan.tunable = true;
+  const LaunchTuning& tuning = plan.tuning.config;
   plan.block[0] = unsigned(tuning.threads);
-  plan.spec.fields[UpsampleSpecFields::kMaxThreads] = tuning.threads;
-  plan.spec.fields[UpsampleSpecFields::kUnroll] = unroll;
-  plan.grid[0] = grid_blocks(int64_t(p.work), int64_t(tuning.threads) * unroll, tuning.threads, device, tuning.waves);
+  plan.spec.fields[F::kMaxThreads] = tuning.threads;
+  plan.spec.fields[F::kUnroll] = tuning.unroll;
+  plan.grid[0] =
+      grid_blocks(int64_t(p.work), int64_t(tuning.threads) * tuning.unroll, tuning.threads, device, tuning.waves);
   plan.set_params(p);
 }
 

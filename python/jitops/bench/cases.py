@@ -1,17 +1,37 @@
 """The kernel cases of BENCHMARKS.md that jitops implements, each run with
 int64 and int32 indices. A case builds its inputs once and returns the jitops
-call, the PyTorch call and the minimum bytes the op must move."""
+call, the PyTorch call, the CuPy call (where CuPy is installed and has the
+op) and the minimum bytes the op must move."""
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple, Optional
 
 M = 1 << 20
+
+
+class Built(NamedTuple):
+    ours: Callable  # the jitops call; returns the result (in-place ops: self)
+    theirs: Callable  # PyTorch
+    min_bytes: int
+    call: tuple  # (op, args, kwargs) of the jitops call, for jitops.tune
+    cupy: Optional[Callable] = None  # CuPy's own op, where it has one
+
+
+def _cupy_of(cp, *tensors):
+    """Zero-copy CuPy views of the tensors (None where CuPy is not installed)."""
+    return [cp.asarray(t) for t in tensors] if cp is not None else [None] * len(tensors)
+
+
+def _cupyx(cp):
+    import cupyx
+
+    return cupyx
 
 
 @dataclass
 class Case:
     name: str
-    build: Callable  # (torch, device, index_dtype) -> (jitops_fn, torch_fn, min_bytes)
+    build: Callable  # (torch, device, index_dtype, cupy module or None) -> Built
     # In-place float accumulation: results depend on the order atomics land in,
     # so they are checked with a tolerance instead of bit for bit.
     rtol: float = 0.0
@@ -20,7 +40,7 @@ class Case:
 
 
 def _index_select(dtype, shape, dim, n_index):
-    def build(torch, device, index_dtype):
+    def build(torch, device, index_dtype, cp):
         import jitops
 
         x = torch.randn(shape, device=device).to(getattr(torch, dtype))
@@ -31,21 +51,25 @@ def _index_select(dtype, shape, dim, n_index):
         for s in out_shape:
             out_numel *= s
         min_bytes = 2 * out_numel * x.element_size() + n_index * idx.element_size()
-        return (lambda: jitops.index_select(x, dim, idx)), (lambda: torch.index_select(x, dim, idx)), min_bytes
+        cx, ci = _cupy_of(cp, x, idx)
+        return Built(lambda: jitops.index_select(x, dim, idx), lambda: torch.index_select(x, dim, idx), min_bytes,
+                     (jitops.index_select, (x, dim, idx), {}), cp and (lambda: cp.take(cx, ci, axis=dim)))
 
     dims = "x".join(str(s) for s in shape)
     return Case(f"index_select {dtype} ({dims}) dim{dim} idx{n_index}", build)
 
 
 def _gather(dtype, x_shape, idx_shape, dim):
-    def build(torch, device, index_dtype):
+    def build(torch, device, index_dtype, cp):
         import jitops
 
         x = torch.randn(x_shape, device=device).to(getattr(torch, dtype))
         idx = torch.randint(0, x_shape[dim], idx_shape, device=device, dtype=index_dtype)
         numel = idx.numel()
         min_bytes = 2 * numel * x.element_size() + numel * idx.element_size()
-        return (lambda: jitops.gather(x, dim, idx)), (lambda: torch.gather(x, dim, idx)), min_bytes
+        cx, ci = _cupy_of(cp, x, idx)
+        return Built(lambda: jitops.gather(x, dim, idx), lambda: torch.gather(x, dim, idx), min_bytes,
+                     (jitops.gather, (x, dim, idx), {}), cp and (lambda: cp.take_along_axis(cx, ci, axis=dim)))
 
     xs = ",".join(str(s) for s in x_shape)
     ids = ",".join(str(s) for s in idx_shape)
@@ -57,7 +81,7 @@ def _tolerance(dtype):
 
 
 def _index_add(dtype, self_shape, dim, n_index, src_shape=None):
-    def build(torch, device, index_dtype):
+    def build(torch, device, index_dtype, cp):
         import jitops
 
         tdt = getattr(torch, dtype)
@@ -66,43 +90,64 @@ def _index_add(dtype, self_shape, dim, n_index, src_shape=None):
         shape[dim] = n_index
         src = torch.randn(src_shape or shape, device=device).to(tdt)
         idx = torch.randint(0, self_shape[dim], (n_index,), device=device, dtype=index_dtype)
-        ours, theirs = base.clone(), base.clone()
+        ours, theirs, mine = base.clone(), base.clone(), base.clone()
         min_bytes = 3 * src.numel() * src.element_size() + n_index * idx.element_size()
-        return (lambda: jitops.index_add_(ours, dim, idx, src)), (lambda: theirs.index_add_(dim, idx, src)), min_bytes
+        return Built(lambda: jitops.index_add_(ours, dim, idx, src), lambda: theirs.index_add_(dim, idx, src),
+                     min_bytes, (jitops.index_add_, (ours, dim, idx, src), {}),
+                     _cupy_index_add(cp, mine, dim, idx, src) if tdt != torch.bfloat16 else None)
 
     dims = "x".join(str(s) for s in self_shape)
     srcs = "x".join(str(s) for s in (src_shape or [n_index if i == dim else s for i, s in enumerate(self_shape)]))
     return Case(f"index_add {dtype} self({dims}) dim{dim} src({srcs}) idx{n_index}", build, _tolerance(dtype))
 
 
+def _cupy_index_add(cp, target, dim, idx, src):
+    """cupyx.scatter_add of src's slices into target's at idx along dim (CuPy's index_add); None without CuPy."""
+    if cp is None:
+        return None
+    ct, ci, cs = _cupy_of(cp, target, idx, src)
+    where = ci if dim == 0 else (slice(None),) * dim + (ci,)
+
+    def run():
+        _cupyx(cp).scatter_add(ct, where, cs)
+        return ct
+
+    return run
+
+
 def _scatter_add(dtype, rows, width, n):
-    def build(torch, device, index_dtype):
+    def build(torch, device, index_dtype, cp):
         import jitops
 
         tdt = getattr(torch, dtype)
         base = torch.randn(rows, width, device=device).to(tdt)
         src = torch.randn(n, width, device=device).to(tdt)
-        idx = torch.randint(0, rows, (n, 1), device=device, dtype=index_dtype).expand(n, width)
-        ours, theirs = base.clone(), base.clone()
+        rows_idx = torch.randint(0, rows, (n, 1), device=device, dtype=index_dtype)
+        idx = rows_idx.expand(n, width)
+        ours, theirs, mine = base.clone(), base.clone(), base.clone()
         # the index counts once per row (it is expanded), self's touched rows are read and written
         min_bytes = src.numel() * src.element_size() + n * idx.element_size() + 2 * base.numel() * base.element_size()
-        return (lambda: jitops.scatter_add_(ours, 0, idx, src)), (lambda: theirs.scatter_add_(0, idx, src)), min_bytes
+        # CuPy: the same sums written as rows added at the row index (cupyx.scatter_add)
+        return Built(lambda: jitops.scatter_add_(ours, 0, idx, src), lambda: theirs.scatter_add_(0, idx, src),
+                     min_bytes, (jitops.scatter_add_, (ours, 0, idx, src), {}),
+                     _cupy_index_add(cp, mine, 0, rows_idx[:, 0], src))
 
     return Case(f"scatter_add {dtype} self({rows},{width}) src({n},{width}) idx({n},1) expanded", build,
                 _tolerance(dtype))
 
 
 def _one_row(dtype, rows, width, n):
-    def build(torch, device, index_dtype):
+    def build(torch, device, index_dtype, cp):
         import jitops
 
         tdt = getattr(torch, dtype)
         base = torch.randn(rows, width, device=device).to(tdt)
         src = torch.randn(n, width, device=device).to(tdt) / 64
         idx = torch.full((n,), rows // 2, device=device, dtype=index_dtype)
-        ours, theirs = base.clone(), base.clone()
+        ours, theirs, mine = base.clone(), base.clone(), base.clone()
         min_bytes = src.numel() * src.element_size() + n * idx.element_size()
-        return (lambda: jitops.index_add_(ours, 0, idx, src)), (lambda: theirs.index_add_(0, idx, src)), min_bytes
+        return Built(lambda: jitops.index_add_(ours, 0, idx, src), lambda: theirs.index_add_(0, idx, src), min_bytes,
+                     (jitops.index_add_, (ours, 0, idx, src), {}), _cupy_index_add(cp, mine, 0, idx, src))
 
     return Case(f"index_add every index equal {dtype} self({rows},{width}) src({n},{width})", build, 5e-2)
 
@@ -116,13 +161,20 @@ def _hot_rows(dtype, rows, width, n):
 
 
 def _histc(n, bins, value_range=None):
-    def build(torch, device, index_dtype):
+    def build(torch, device, index_dtype, cp):
         import jitops
 
         x = torch.randn(n, device=device)
         lo, hi = value_range or (0, 0)
         min_bytes = x.numel() * x.element_size() + bins * 4
-        return (lambda: jitops.histc(x, bins, lo, hi)), (lambda: torch.histc(x, bins, lo, hi)), min_bytes
+        (cx,) = _cupy_of(cp, x)
+
+        def cupy_histogram():  # CuPy's user finds the range first (a host round trip)
+            limits = (lo, hi) if value_range else (float(cx.min()), float(cx.max()))
+            return cp.histogram(cx, bins, range=limits)[0]
+
+        return Built(lambda: jitops.histc(x, bins, lo, hi), lambda: torch.histc(x, bins, lo, hi), min_bytes,
+                     (jitops.histc, (x, bins, lo, hi), {}), cp and cupy_histogram)
 
     what = f"range({value_range[0]},{value_range[1]})" if value_range else "auto range"
     exponent = n.bit_length() - 1
@@ -130,7 +182,7 @@ def _histc(n, bins, value_range=None):
 
 
 def _upsample(dtype, shape, backward):
-    def build(torch, device, index_dtype):
+    def build(torch, device, index_dtype, cp):  # CuPy has no upsample op
         import jitops
 
         tdt = getattr(torch, dtype)
@@ -138,13 +190,14 @@ def _upsample(dtype, shape, backward):
         if not backward:
             x = torch.randn(shape, device=device).to(tdt)
             min_bytes = 5 * x.numel() * x.element_size()
-            return ((lambda: jitops.upsample_nearest2d(x, scale_factor=2)),
-                    (lambda: torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest")), min_bytes)
+            return Built(lambda: jitops.upsample_nearest2d(x, scale_factor=2),
+                         lambda: torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest"), min_bytes,
+                         (jitops.upsample_nearest2d, (x,), {"scale_factor": 2}))
         grad = torch.randn(n, c, 2 * h, 2 * w, device=device).to(tdt)
         min_bytes = grad.numel() * grad.element_size() * 5 // 4
-        return ((lambda: jitops.upsample_nearest2d_backward(grad, shape, scale_factor=2)),
-                (lambda: torch.ops.aten.upsample_nearest2d_backward(grad, [2 * h, 2 * w], list(shape), 2.0, 2.0)),
-                min_bytes)
+        return Built(lambda: jitops.upsample_nearest2d_backward(grad, shape, scale_factor=2),
+                     lambda: torch.ops.aten.upsample_nearest2d_backward(grad, [2 * h, 2 * w], list(shape), 2.0, 2.0),
+                     min_bytes, (jitops.upsample_nearest2d_backward, (grad, shape), {"scale_factor": 2}))
 
     short = {"float32": "f32", "float16": "f16"}[dtype]
     n, c, h, w = shape
@@ -153,13 +206,15 @@ def _upsample(dtype, shape, backward):
 
 
 def _mul(dtype, n):
-    def build(torch, device, index_dtype):
+    def build(torch, device, index_dtype, cp):
         import jitops
 
         tdt = getattr(torch, dtype)
         x = torch.randn(n, device=device).to(tdt)
         y = torch.randn(n, device=device).to(tdt)
-        return (lambda: jitops.mul(x, y)), (lambda: torch.mul(x, y)), 3 * n * x.element_size()
+        cx, cy = _cupy_of(cp, x, y)
+        return Built(lambda: jitops.mul(x, y), lambda: torch.mul(x, y), 3 * n * x.element_size(),
+                     (jitops.mul, (x, y), {}), cp and (lambda: cp.multiply(cx, cy)))
 
     return Case(f"elementwise mul {dtype}, {n // M}M elements", build, indexed=False)
 

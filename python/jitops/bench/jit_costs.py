@@ -69,7 +69,9 @@ def per_call_us(torch, device, calls=4000, rounds=7):
     idx = torch.randint(0, 64, (8,), device=device)
     gidx = torch.randint(0, 16, (64, 4), device=device)
     out = torch.empty(8, 16, device=device)
+    acc, acc_ref, src = torch.zeros(64, 16, device=device), torch.zeros(64, 16, device=device), torch.randn(8, 16, device=device)
     pairs = {
+        "index_add_": (lambda: jitops.index_add_(acc, 0, idx, src), lambda: acc_ref.index_add_(0, idx, src)),
         "index_select": (lambda: jitops.index_select(x, 0, idx), lambda: torch.index_select(x, 0, idx)),
         "index_select out=": (lambda: jitops.index_select(x, 0, idx, out=out),
                               lambda: torch.index_select(x, 0, idx, out=out)),

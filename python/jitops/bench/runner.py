@@ -1,5 +1,6 @@
-"""python -m jitops bench: correctness first, then jitops and PyTorch side by
-side in one process, and the copy speed of the same machine in the same run."""
+"""python -m jitops bench: correctness first, then jitops, PyTorch and CuPy
+side by side in one process, and the copy speed of the same machine in the
+same run. With --tune, each case is also tuned (jitops.tune) and timed again."""
 
 import datetime
 import json
@@ -8,11 +9,15 @@ import sys
 
 from .cases import CASES
 from .jit_costs import compile_and_load, per_call_us
+from .progress import Progress
 from .timing import Timer
 
+_HEADERS = ["case", "index", "jitops us", "torch us", "cupy us", "speedup", "GB/s", "% copy"]
+_WIDTHS = [52, 5, 10, 10, 10, 8, 8, 7]
 
-def _print_row(cells, widths):
-    print("  ".join(str(c).rjust(w) if i else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
+
+def _row_text(cells):
+    return "  ".join(str(c).rjust(w) if i else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, _WIDTHS)))
 
 
 def launch_references(torch, timer, reps):
@@ -26,58 +31,115 @@ def launch_references(torch, timer, reps):
     }
 
 
+def _matches(torch, got, expected, rtol):
+    got = torch.as_tensor(got, device=expected.device)
+    if got.shape != expected.shape:
+        return False
+    if rtol:
+        return bool(torch.allclose(got.float(), expected.float(), rtol=rtol, atol=rtol))
+    return bool(torch.equal(got.to(expected.dtype), expected))
+
+
+def _cupy():
+    try:
+        import cupy
+
+        cupy.cuda.runtime.getDeviceCount()
+        return cupy
+    except Exception:  # noqa: BLE001 - CuPy is optional: missing, or without a usable GPU
+        return None
+
+
+def _kernel_compile_ms(call):
+    """NVRTC time of each specialization the call uses (from the kernels' records)."""
+    import jitops
+
+    op, args, kwargs = call
+    try:
+        return {r["kernel"]: r["compile_ms"] for r in jitops.explain(op, *args, **kwargs)}
+    except Exception:  # noqa: BLE001 - explain covers the ops, not every callable
+        return {}
+
+
+def _run_case(torch, cp, timer, case, index_dtype, args):
+    built = case.build(torch, device=timer.device, index_dtype=index_dtype, cp=cp)
+    expected = built.theirs()
+    got = built.ours()
+    torch.cuda.synchronize(timer.device)
+    correct = _matches(torch, got, expected, case.rtol)
+    row = {
+        "case": case.name,
+        "index_dtype": str(index_dtype).replace("torch.", "") if index_dtype is not None else "-",
+        "correct": correct,
+        "min_bytes": built.min_bytes,
+    }
+    row["jitops_us"] = timer.median_us(built.ours, reps=args.reps)
+    row["torch_us"] = timer.median_us(built.theirs, reps=args.reps)
+    row["cupy_us"] = row["cupy_correct"] = None
+    if built.cupy is not None:
+        try:
+            cupy_result = built.cupy()
+            cp.cuda.get_current_stream().synchronize()
+            row["cupy_correct"] = _matches(torch, cupy_result, expected, max(case.rtol, 1e-3))
+            row["cupy_us"] = timer.median_us(built.cupy, reps=args.reps)
+        except Exception as exc:  # noqa: BLE001 - CuPy lacking a dtype or op is a gap in its column
+            row["cupy_error"] = f"{type(exc).__name__}: {exc}"[:200]
+    row["copy_us"] = timer.copy_us(built.min_bytes / 2, reps=args.reps)
+    row["speedup"] = row["torch_us"] / row["jitops_us"]
+    row["jitops_gbps"] = built.min_bytes / (row["jitops_us"] * 1e-6) / 1e9
+    row["copy_share"] = row["copy_us"] / row["jitops_us"]
+    row["compile_ms"] = _kernel_compile_ms(built.call)
+    if args.tune:
+        import jitops
+
+        op, op_args, op_kwargs = built.call
+        result = jitops.tune(op, *op_args, reps=args.tune_reps, **op_kwargs)
+        row["tuned_config"] = result.chosen
+        row["tune_default_us"] = result.default_us
+        row["tune_best_us"] = result.best_us
+        row["tuned_us"] = timer.median_us(built.ours, reps=args.reps)
+    return row
+
+
+def _cells(row):
+    cupy = f"{row['cupy_us']:.1f}" if row["cupy_us"] is not None else "-"
+    if row.get("cupy_correct") is False:
+        cupy += "!"
+    return [
+        row["case"] + ("" if row["correct"] else "  WRONG"),
+        row["index_dtype"].replace("int", "i"),
+        f"{row['jitops_us']:.1f}",
+        f"{row['torch_us']:.1f}",
+        cupy,
+        f"{row['speedup']:.2f}x",
+        f"{row['jitops_gbps']:.0f}",
+        f"{100 * row['copy_share']:.0f}%",
+    ]
+
+
 def run_cases(torch, device, args):
     timer = Timer(torch, device)
+    cp = _cupy()
     bandwidth = timer.copy_bandwidth()
     print(f"device-to-device copy: {bandwidth / 1e12:.2f} TB/s (bytes read + written)")
     refs = launch_references(torch, timer, args.reps)
     print(f"launch references: empty kernel {refs['empty_kernel_us']:.1f} us, 4 KiB copy {refs['small_copy_us']:.1f} us")
-    headers = ["case", "index", "jitops us", "torch us", "speedup", "GB/s", "% copy"]
-    widths = [52, 5, 10, 10, 8, 8, 7]
-    _print_row(headers, widths)
+    print("CuPy:", cp.__version__ if cp else "not installed (its column stays empty)")
+    jobs = [(case, index_dtype) for case in CASES if not args.filter or args.filter in case.name
+            for index_dtype in ((torch.int64, torch.int32) if case.indexed else (None,))]
+    print(_row_text(_HEADERS))
     rows = []
-    for case in CASES:
-        if args.filter and args.filter not in case.name:
-            continue
-        for index_dtype in (torch.int64, torch.int32) if case.indexed else (None,):
-            ours, theirs, min_bytes = case.build(torch, device, index_dtype)
-            expected = theirs()
-            got = ours()
-            torch.cuda.synchronize(device)
-            if case.rtol:
-                correct = bool(torch.allclose(got.float(), expected.float(), rtol=case.rtol, atol=case.rtol))
-            else:
-                correct = bool(torch.equal(got, expected))
-            ours_us = timer.median_us(ours, reps=args.reps)
-            theirs_us = timer.median_us(theirs, reps=args.reps)
-            copy_us = timer.copy_us(min_bytes / 2, reps=args.reps)
-            row = {
-                "case": case.name,
-                "index_dtype": str(index_dtype).replace("torch.", "") if index_dtype is not None else "-",
-                "correct": correct,
-                "min_bytes": min_bytes,
-                "jitops_us": ours_us,
-                "torch_us": theirs_us,
-                "speedup": theirs_us / ours_us,
-                "jitops_gbps": min_bytes / (ours_us * 1e-6) / 1e9,
-                "copy_us": copy_us,
-                "copy_share": copy_us / ours_us,
-                "floor_us": min_bytes / bandwidth * 1e6,
-            }
+    with Progress(len(jobs), "bench") as progress:
+        for case, index_dtype in jobs:
+            row = _run_case(torch, cp, timer, case, index_dtype, args)
+            row["floor_us"] = row["min_bytes"] / bandwidth * 1e6
             rows.append(row)
-            _print_row(
-                [
-                    case.name + ("" if correct else "  WRONG"),
-                    row["index_dtype"].replace("int", "i"),
-                    f"{ours_us:.1f}",
-                    f"{theirs_us:.1f}",
-                    f"{row['speedup']:.2f}x",
-                    f"{row['jitops_gbps']:.0f}",
-                    f"{100 * row['copy_share']:.0f}%",
-                ],
-                widths,
-            )
-            sys.stdout.flush()
+            text = _row_text(_cells(row))
+            if args.tune and row.get("tune_best_us"):
+                text += (f"  tuned {row['tuned_us']:.1f} us ({row['tune_default_us'] / row['tune_best_us']:.2f}x "
+                         f"in tuning: {row['tuned_config']})")
+            progress.write(text)
+            progress.update()
     return bandwidth, refs, rows
 
 
@@ -130,36 +192,12 @@ def main(args):
         with open(args.out, "w") as f:
             json.dump(report, f, indent=2)
     if args.markdown and "cases" in report:
+        from .report import markdown
+
         with open(args.markdown, "w") as f:
             f.write(markdown(report))
+    if args.plot and "cases" in report:
+        from .report import plot
+
+        plot(report, args.plot)
     return status
-
-
-def markdown(report):
-    """The results as the table kept in benchmarks/RESULTS.md."""
-    lines = [
-        f"GPU: {report['gpu']}; PyTorch {report['torch']}; measured {report['date']}; "
-        f"device-to-device copy {report['copy_bandwidth_Bps'] / 1e12:.2f} TB/s (read + written); "
-        f"empty kernel {report['launch_references']['empty_kernel_us']:.1f} us, "
-        f"4 KiB copy {report['launch_references']['small_copy_us']:.1f} us under the same timing.",
-        "",
-        "| case | index | min MB | floor us | jitops us | PyTorch us | speedup | % of copy | correct |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|",
-    ]
-    for r in report["cases"]:
-        lines.append(
-            f"| {r['case']} | {r['index_dtype']} | {r['min_bytes'] / 1e6:.2f} | {r['floor_us']:.1f} | "
-            f"{r['jitops_us']:.1f} | {r['torch_us']:.1f} | {r['speedup']:.2f}x | {100 * r['copy_share']:.0f}% | "
-            f"{'yes' if r['correct'] else 'NO'} |"
-        )
-    if "jit_costs" in report and "error" not in report["jit_costs"]:
-        c = report["jit_costs"]
-        lines += ["", f"JIT: first compile {c['first_compile_ms']:.1f} ms (NVRTC {c['nvrtc_compile_ms']:.1f} ms); "
-                      f"new process, disk hit: read {c['disk_hit_read_ms']:.2f} ms + module load "
-                      f"{c['disk_hit_module_load_ms']:.2f} ms."]
-    if "per_call" in report:
-        lines.append("")
-        for name, row in report["per_call"].items():
-            lines.append(f"Per-call wall time, cached, tiny CUDA tensors, {name}: jitops {row['jitops_us']:.2f} us, "
-                         f"PyTorch {row['torch_us']:.2f} us.")
-    return "\n".join(lines) + "\n"
