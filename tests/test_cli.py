@@ -41,3 +41,42 @@ def test_nvrtc_not_found_lists_where_it_looked(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "RAISED jitops could not load NVRTC" in out.stdout
     assert str(tmp_path / "nowhere" / "libnvrtc.so.13") + ": no such file" in out.stdout
+
+
+def _fake_report():
+    row = {"case": "mul f32", "index_dtype": "-", "correct": True, "min_bytes": 4e6, "jitops_us": 10.0,
+           "torch_us": 12.0, "cupy_us": 15.0, "cupy_correct": True, "speedup": 1.2, "jitops_gbps": 400.0,
+           "copy_us": 9.0, "copy_share": 0.9, "floor_us": 1.0, "compile_ms": {"elementwise k": 30.0},
+           "tuned_config": "threads=128 unroll=1 waves=4 vector=16", "tune_default_us": 10.0, "tune_best_us": 8.0,
+           "tuned_us": 8.1}
+    return {"gpu": "Test GPU", "torch": "2.x", "date": "today", "copy_bandwidth_Bps": 4e12,
+            "launch_references": {"empty_kernel_us": 3.0, "small_copy_us": 4.0}, "cases": [row, dict(row, cupy_us=None)]}
+
+
+def test_bench_markdown_has_cupy_and_tuning_columns():
+    from jitops.bench.report import markdown
+
+    text = markdown(_fake_report())
+    assert "| CuPy us |" in text and "| 15.0 |" in text and "| - |" in text
+    assert "| mul f32 | - | 10.0 | 8.0 | 1.25x | threads=128 unroll=1 waves=4 vector=16 | 8.1 |" in text
+    assert "median 30 ms" in text
+
+
+def test_bench_plot(tmp_path):
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    from jitops.bench.report import plot
+
+    assert plot(_fake_report(), tmp_path / "chart.png") and (tmp_path / "chart.png").stat().st_size > 1000
+
+
+def test_bench_without_gpu_says_so_and_fails():
+    import pytest
+
+    import jitops
+
+    if jitops.is_available():
+        pytest.skip("a GPU is present: the no-GPU path is not taken")
+    out = subprocess.run([sys.executable, "-m", "jitops", "bench", "--no-jit-costs"], capture_output=True, text=True)
+    assert out.returncode != 0 and "no CUDA GPU" in out.stderr
