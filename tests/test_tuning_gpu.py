@@ -104,6 +104,21 @@ def test_autotune_on_first_call(fresh_tuning):
     assert torch.equal(got, again)
 
 
+def test_autotune_elementwise_kernel(fresh_tuning):
+    k = jitops.ElementwiseKernel("T x", "T y", "y = y * 2 + x", "double_add")
+    x = torch.randn(77777, device=DEVICE)
+    y0 = torch.randn(77777, device=DEVICE)
+    y = y0.clone()
+    jitops.set_autotune(True)
+    try:
+        k(x, y)
+        (report,) = k.explain(x, y)
+    finally:
+        jitops.set_autotune(False)
+    assert report["config_origin"] == "tuned"
+    torch.testing.assert_close(y, y0 * 2 + x)  # one application: tuning restored y after its runs
+
+
 def test_time_call_measures_kernels():
     x = torch.randn(1 << 22, device=DEVICE)
     device, stream = _core.call_stream(x)

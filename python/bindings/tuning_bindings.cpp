@@ -181,6 +181,8 @@ void bind_tuning(py::module_& m) {
   m.def("tuned_count", &tuned_count);
   m.def("set_autotune", &set_autotune, py::arg("on"));
   m.def("autotune_enabled", &autotune_enabled);
+  m.def("take_autotune_request", &take_autotune_request,
+        "True once after a call on this thread planned a point with no tuning result while autotuning is on.");
   m.def("set_tuning_version", &set_tuning_version, py::arg("version"));
   m.def(
       "tuning_device",

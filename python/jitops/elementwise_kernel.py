@@ -145,11 +145,25 @@ class ElementwiseKernel:
             return self._run_on_host(operands, dtypes, load_outputs, stream)
 
     def _run(self, operands, dtypes, load_outputs, stream, explain_arch=-1):
+        _core.take_autotune_request()  # drop one left by a call that failed after planning
         try:
-            return _core.elementwise_call(self._id, operands, self._names, dtypes, len(self.in_params), load_outputs,
-                                          stream, explain_arch)
+            result = _core.elementwise_call(self._id, operands, self._names, dtypes, len(self.in_params),
+                                            load_outputs, stream, explain_arch)
         except CompileError as exc:
             raise self._compile_error(exc) from None
+        if _core.take_autotune_request() and explain_arch < 0:
+            self._autotune(operands, stream)
+        return result
+
+    def _autotune(self, operands, stream):
+        """Autotuning's first sight of this kernel's point (the ops do this in C++, fastcall.h)."""
+        from .tuning import _autotune_call
+
+        inputs, outputs = operands[:len(self.in_params)], operands[len(self.in_params):]
+        if all(o is not None for o in outputs):
+            _autotune_call(self, self.name, inputs + outputs, {"stream": stream})
+        elif not any(o is not None for o in outputs):
+            _autotune_call(self, self.name, inputs, {"stream": stream})
 
     def _run_on_host(self, operands, dtypes, load_outputs, stream):
         device = next((_host._device_of(v) for v in operands if v is not None and not _host.is_number(v)
@@ -196,8 +210,11 @@ class ElementwiseKernel:
         return CompileError(f"ElementwiseKernel {self.name!r}: the operation does not compile:\n{detail}", exc.log,
                             exc.options, exc.kernel_name, exc.source)
 
-    def explain(self, *args, out=None, arch="sm_90"):
-        """The kernel a call would launch (see :func:`jitops.explain`); host arrays stand for device arrays."""
+    def explain(self, *args, out=None, arch=None):
+        """The kernel a call would launch (see :func:`jitops.explain`); host arrays stand for device arrays.
+
+        ``arch=None``: the GPU of the call's device arrays, or (only host or
+        virtual arrays) ``JITOPS_ARCH``, else sm_90."""
         from . import _config
         from .explain import KernelReport
 
@@ -206,5 +223,9 @@ class ElementwiseKernel:
         dtypes = self._resolve(operands)
         virtual = [_core.VirtualArray(list(np.shape(v)), d) if v is not None and _host._is_host(v) else v
                    for v, d in zip(operands, dtypes)]
-        reports = self._run(virtual, dtypes, any(o is not None for o in outputs), None, _config.parse_arch(arch))
+        on_device = any(v is not None and not _host.is_number(v) and _core.array_kind(v) not in ("host", "virtual")
+                        for v in virtual)
+        explain_arch = _config.parse_arch(arch) if arch is not None else 0 if on_device else (
+            _config.default_arch() or 90)
+        reports = self._run(virtual, dtypes, any(o is not None for o in outputs), None, explain_arch)
         return [KernelReport(r) for r in reports]

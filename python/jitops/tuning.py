@@ -274,7 +274,11 @@ def _autotune(name, args, kwargs):
         return
     from . import ops
 
+    _autotune_call(getattr(ops, name), name, args, kwargs)
+
+
+def _autotune_call(op, name, args, kwargs):
     try:
-        tune(getattr(ops, name), *args, reps=10, warmup=2, only_missing=True, **kwargs)
+        tune(op, *args, reps=10, warmup=2, only_missing=True, **kwargs)
     except Exception as exc:  # noqa: BLE001 - tuning must never break the call it follows
         _warn_once(("autotune", name), f"jitops: autotuning {name} failed and was skipped ({type(exc).__name__}: {exc})")
