@@ -146,27 +146,35 @@ std::string describe_point(const TuningPoint& p) {
   return s;
 }
 
+std::string point_hex(uint64_t point) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(point));
+  return text;
+}
+
 ResolvedTuning resolve_tuning(const TuningPoint& point, const DeviceInfo& device, const LaunchTuning& heuristic) {
   ensure_loaded(device);
   ResolvedTuning r;
   r.point = point_hash(point);
   r.config = heuristic;
   Table& t = table();
-  const uint64_t key = table_key(device, r.point);
   if (t_run && t_run->forced) {
     r.config = *t_run->forced;
     r.config.adapt_unroll = false;
     r.origin = ConfigOrigin::Forced;
   } else {
     bool found = false;
-    if (t.size.load(std::memory_order_relaxed)) {
+    const bool any_tuned = t.size.load(std::memory_order_relaxed) != 0;
+    const bool autotune = g_autotune.load(std::memory_order_relaxed) && !t_run;
+    const uint64_t key = any_tuned || autotune ? table_key(device, r.point) : 0;  // the common case skips it
+    if (any_tuned) {
       std::shared_lock<std::shared_mutex> lock(t.mutex);
       auto it = t.best.find(key);
       if ((found = it != t.best.end()) && it->second.threads) r.config = it->second;
     }
     if (found) {
       r.origin = ConfigOrigin::Tuned;  // stored configurations are fixed (adapt_unroll off); "heuristic" stays as planned
-    } else if (g_autotune.load(std::memory_order_relaxed) && !t_run) {
+    } else if (autotune) {
       std::shared_lock<std::shared_mutex> lock(t.mutex);
       if (!t.attempted.count(key)) t_autotune_request = true;
     }

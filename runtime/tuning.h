@@ -34,6 +34,8 @@ int8_t size_bucket(int64_t n);
 // Stable across processes: the point's hash, written to the tuning file.
 uint64_t point_hash(const TuningPoint& point);
 std::string describe_point(const TuningPoint& point);
+// A point hash as the tuning file and explain() spell it: 16 hex digits.
+std::string point_hex(uint64_t point);
 
 struct ResolvedTuning {
   LaunchTuning config;

@@ -2,8 +2,6 @@
 
 #include <pybind11/stl.h>
 
-#include <cstdio>
-
 #include "runtime/arg_error.h"
 #include "runtime/driver_api.h"
 #include "runtime/index_errors.h"
@@ -102,9 +100,7 @@ py::object execute(CallArrays& call, const LaunchPlan* plans, int count, py::obj
       d["param_bytes"] = plan.param_size;
       d["config"] = plan.tunable ? py::object(py::str(config_id(plan.tuning.config))) : py::object(py::none());
       d["config_origin"] = plan.tunable ? config_origin_name(plan.tuning.origin) : "fixed";
-      char point[17];
-      std::snprintf(point, sizeof(point), "%016llx", static_cast<unsigned long long>(plan.tuning.point));
-      d["tuning_point"] = plan.tunable ? py::object(py::str(point)) : py::object(py::none());
+      d["tuning_point"] = plan.tunable ? py::object(py::str(point_hex(plan.tuning.point))) : py::object(py::none());
       kernels.append(d);
     }
     return std::move(kernels);

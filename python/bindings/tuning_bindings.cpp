@@ -6,7 +6,6 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 
 #include "python/bindings/array_args.h"
@@ -34,12 +33,6 @@ DeviceInfo device_for(int device, int arch) {
   return device_info_for_arch(arch);
 }
 
-std::string hex(uint64_t v) {
-  char text[17];
-  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(v));
-  return text;
-}
-
 LaunchTuning config_arg(const std::string& text) {
   LaunchTuning c;
   if (!parse_config_id(text, c))
@@ -57,7 +50,7 @@ py::tuple tuning_run(py::object fn, py::object config) {
   py::list points;
   for (const RecordedPoint& r : run.take_recorded()) {
     py::dict d;
-    d["point"] = hex(r.point);
+    d["point"] = point_hex(r.point);
     d["description"] = r.description;
     d["heuristic"] = config_id(r.heuristic);
     d["config"] = config_id(r.used);
