@@ -64,7 +64,12 @@ DeviceContext::DeviceContext(int ordinal) {
   JITOPS_CU(api.cuMemHostAlloc(&host, sizeof(IndexErrorSlot), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
             "cuMemHostAlloc(index error slot)");
   error_host_ = static_cast<IndexErrorSlot*>(host);
-  *error_host_ = IndexErrorSlot{0, 0, 0, 0};
+  *error_host_ = IndexErrorSlot{};
+  CUdeviceptr guard = 0;
+  JITOPS_CU(api.cuMemAlloc(&guard, sizeof(IndexErrorGuard)), "cuMemAlloc(index error guard)");
+  const IndexErrorGuard clean{0, 0, ~uint64_t(0)};
+  JITOPS_CU(api.cuMemcpyHtoD(guard, &clean, sizeof(clean)), "cuMemcpyHtoD(index error guard)");
+  error_host_->guard = reinterpret_cast<IndexErrorGuard*>(guard);
   CUdeviceptr dev = 0;
   JITOPS_CU(api.cuMemHostGetDevicePointer(&dev, host, 0), "cuMemHostGetDevicePointer");
   error_device_ = reinterpret_cast<IndexErrorSlot*>(dev);

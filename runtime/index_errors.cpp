@@ -2,10 +2,11 @@
 
 #include <atomic>
 #include <cstring>
+#include <thread>
 
 #include "runtime/arg_error.h"
 #include "runtime/device_context.h"
-#include "runtime/ops/gather_ops.h"
+#include "runtime/op_codes.h"
 
 namespace jitops {
 namespace {
@@ -14,6 +15,21 @@ std::atomic<IndexCheckMode> g_mode{IndexCheckMode::Async};
 
 void set_index_check_mode(IndexCheckMode mode) { g_mode = mode; }
 IndexCheckMode index_check_mode() { return g_mode; }
+
+IndexCheckMode parse_index_check_mode(const std::string& mode) {
+  if (mode == "async") return IndexCheckMode::Async;
+  if (mode == "sync") return IndexCheckMode::Sync;
+  if (mode == "off") return IndexCheckMode::Off;
+  throw value_error("mode: expected 'async', 'sync' or 'off' (got '" + mode + "')");
+}
+
+const char* index_check_mode_name(IndexCheckMode mode) {
+  switch (mode) {
+    case IndexCheckMode::Sync: return "sync";
+    case IndexCheckMode::Off: return "off";
+    default: return "async";
+  }
+}
 
 namespace {
 
@@ -28,22 +44,49 @@ std::string histc_message(int64_t lo_bits, int64_t hi_bits) {
          "] found in the data is not finite; the output holds zeros";
 }
 
+std::string index_message(int op_code, int64_t position, int64_t value, int64_t bound) {
+  const bool wraps = op_code == kOpTake;
+  const char* arg = wraps ? "indices" : "index";
+  const std::string lo = wraps ? "-" + std::to_string(bound) : "0";
+  return std::string(op_name(op_code)) + ": " + arg + " holds " + std::to_string(value) + " at position " +
+         std::to_string(position) + " (the first bad one, counting in C order), out of range for a dimension of "
+         "size " + std::to_string(bound) + " (valid: [" + lo + ", " + std::to_string(bound) + ")); out-of-range " +
+         "elements were neither read nor written" + (op_code <= kOpGather ? ", and the output holds zeros there" : "");
+}
+
+struct SlotCopy {
+  int32_t op_code;
+  int64_t position, value, bound;
+};
+
+// A consistent copy of a report (a kernel may be writing it: seq is odd then,
+// or changes under the read), or nothing when the slot is clean or stays busy.
+std::optional<SlotCopy> read_slot(volatile IndexErrorSlot* s) {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const uint32_t seq = s->seq;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (s->flag == 0 && (seq & 1) == 0) return std::nullopt;
+    if ((seq & 1) == 0) {
+      SlotCopy c{s->op_code, s->position, s->value, s->bound};
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (s->seq == seq) return c;
+    }
+    std::this_thread::yield();
+  }
+  return std::nullopt;  // still being written: the next check sees it
+}
+
 }  // namespace
 
 std::optional<DeviceError> take_device_error(int device) {
-  IndexErrorSlot* slot = device_context(device).error_slot_host();
-  volatile IndexErrorSlot* s = slot;
+  volatile IndexErrorSlot* s = device_context(device).error_slot_host();
   if (s->flag == 0) return std::nullopt;
-  const bool histc = s->op_code == kOpHistc;
-  std::string msg = histc ? histc_message(s->value, s->bound) : std::string(op_name(s->op_code)) + ": index " + std::to_string(s->value) +
-                    " is out of range for a dimension of size " + std::to_string(s->bound) + " (valid: " +
-                    (s->op_code == kOpTake ? "[-" + std::to_string(s->bound) + ", " : std::string("[0, ")) +
-                    std::to_string(s->bound) + ")); out-of-range elements were not read, and the output holds zeros there";
-  s->value = 0;
-  s->bound = 0;
-  s->op_code = 0;
+  std::optional<SlotCopy> c = read_slot(s);
+  if (!c) return std::nullopt;
   s->flag = 0;
-  return DeviceError{msg, histc};
+  const bool histc = c->op_code == kOpHistc;
+  return DeviceError{histc ? histc_message(c->value, c->bound) : index_message(c->op_code, c->position, c->value, c->bound),
+                     histc};
 }
 
 void raise_pending_index_error(int device) {

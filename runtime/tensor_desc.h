@@ -35,13 +35,15 @@ struct TensorDesc {
     }
     return true;
   }
-  void set_contiguous_strides() {
+  // The strides of a C-contiguous array of this shape, into `out`.
+  void c_order_strides(int64_t* out) const {
     int64_t s = 1;
     for (int i = ndim - 1; i >= 0; --i) {
-      strides[i] = s;
+      out[i] = s;
       s *= shape[i];
     }
   }
+  void set_contiguous_strides() { c_order_strides(strides); }
 };
 
 // "(5,3)": a shape as error messages print it.

@@ -66,10 +66,11 @@ __device__ __forceinline__ void unit_offsets(const P& p, typename P::Linear line
 
 // Passes 2 and 3 and the report, shared by both layouts: `valid[k]` says
 // unit k exists, `x_off[k]` is its source offset before the index term.
-template <typename Unit, typename IndexT, bool Wrap, bool Flat, int Unroll, typename P>
+// `position_of(k)` gives unit k's position in the index, for the report.
+template <typename Unit, typename IndexT, bool Wrap, bool Flat, int Unroll, typename P, typename PositionOf>
 __device__ __forceinline__ void gather_units(const P& p, const bool (&valid)[Unroll], const IndexT (&raw)[Unroll],
                                              const typename P::Stride (&x_off)[Unroll],
-                                             const typename P::Stride (&out_off)[Unroll]) {
+                                             const typename P::Stride (&out_off)[Unroll], PositionOf position_of) {
   typedef typename P::Stride Stride;
   Unit vals[Unroll];
   bool bad[Unroll];
@@ -88,7 +89,7 @@ __device__ __forceinline__ void gather_units(const P& p, const bool (&valid)[Unr
     if (valid[k]) static_cast<Unit*>(p.out)[out_off[k]] = vals[k];
 #pragma unroll
   for (int k = 0; k < Unroll; ++k)
-    if (bad[k]) report_bad_index(p.error, (int64_t)raw[k], p.axis_size, p.op_code);
+    if (bad[k]) report_bad_index(p.error, position_of(k), (int64_t)raw[k], p.axis_size, p.op_code);
 }
 
 template <typename Unit, typename IndexT, int Dims, bool Generic, bool Wrap, bool Flat, int Unroll, typename P>
@@ -111,7 +112,9 @@ __device__ __forceinline__ void gather_linear(const P& p) {
         raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + index_off);
       }
     }
-    gather_units<Unit, IndexT, Wrap, Flat, Unroll>(p, valid, raw, x_off, out_off);
+    gather_units<Unit, IndexT, Wrap, Flat, Unroll>(p, valid, raw, x_off, out_off, [&](int k) {
+      return index_position(p, base + (Linear)k * blockDim.x);
+    });
   }
 }
 
@@ -139,7 +142,9 @@ __device__ __forceinline__ void gather_2d(const P& p) {
       out_off[k] = out_col + row * p.out_strides[0];
       if (valid[k]) raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + index_col + row * p.index_strides[0]);
     }
-    gather_units<Unit, IndexT, Wrap, Flat, Unroll>(p, valid, raw, x_off, out_off);
+    gather_units<Unit, IndexT, Wrap, Flat, Unroll>(p, valid, raw, x_off, out_off, [&](int k) {
+      return (int64_t)(base + (Linear)k * blockDim.y) * p.index_positions[0] + (int64_t)col * p.index_positions[1];
+    });
   }
 }
 

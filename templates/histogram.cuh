@@ -195,7 +195,7 @@ __device__ __forceinline__ bool counting_range(const HistogramParams<Dims>& p, t
   }
   if (Tr::kFloat) {
     if (!p.scratch[2]) {  // only NaN: PyTorch's range [nan, nan] is not finite
-      if (blockIdx.x == 0 && threadIdx.x == 0) report_bad_index(p.error, 0, 0, p.op_code);
+      if (blockIdx.x == 0 && threadIdx.x == 0) report_bad_index(p.error, 0, 0, 0, p.op_code);
       return false;
     }
     typedef typename Tr::Key Key;
@@ -206,7 +206,7 @@ __device__ __forceinline__ bool counting_range(const HistogramParams<Dims>& p, t
     }
     if (isinf(dlo) || isinf(dhi)) {
       if (blockIdx.x == 0 && threadIdx.x == 0)
-        report_bad_index(p.error, __double_as_longlong(dlo), __double_as_longlong(dhi), p.op_code);
+        report_bad_index(p.error, 0, __double_as_longlong(dlo), __double_as_longlong(dhi), p.op_code);
       return false;
     }
     lo = A(dlo);

@@ -159,9 +159,10 @@ __device__ __forceinline__ void scatter_offsets(const P& p, typename P::Linear l
 }
 
 // Pass 2 and 3 for Unroll units whose index loads are done.
-template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, typename P>
+// `position_of(k)` gives unit k's position in the index, for the report.
+template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, typename P, typename PositionOf>
 __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Unroll], const IndexT (&raw)[Unroll],
-                                              const typename P::Stride (&off)[Unroll][4]) {
+                                              const typename P::Stride (&off)[Unroll][4], PositionOf position_of) {
   typedef typename P::Stride Stride;
   bool bad[Unroll];
   Pack<T, Vec> src[Unroll];
@@ -200,7 +201,7 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
   }
 #pragma unroll
   for (int k = 0; k < Unroll; ++k)
-    if (bad[k]) report_bad_index(p.error, (int64_t)raw[k], p.axis_size, p.op_code);
+    if (bad[k]) report_bad_index(p.error, position_of(k), (int64_t)raw[k], p.axis_size, p.op_code);
 }
 
 template <typename T, typename IndexT, int Dims, bool Generic, int Op, int Vec, bool HasAlpha, int Unroll, typename P>
@@ -222,7 +223,9 @@ __device__ __forceinline__ void scatter_linear(const P& p) {
         raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]);
       }
     }
-    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll>(p, valid, raw, off);
+    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll>(p, valid, raw, off, [&](int k) {
+      return index_position(p, base + (Linear)k * blockDim.x);
+    });
   }
 }
 
@@ -253,7 +256,9 @@ __device__ __forceinline__ void scatter_2d(const P& p) {
       off[k][3] = col_off[3] + row * p.counts_strides[0];
       raw[k] = valid[k] ? load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]) : IndexT(0);
     }
-    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll>(p, valid, raw, off);
+    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll>(p, valid, raw, off, [&](int k) {
+      return (int64_t)(base + (Linear)k * blockDim.y) * p.index_positions[0] + (int64_t)col * p.index_positions[1];
+    });
   }
 }
 
@@ -301,7 +306,7 @@ __device__ __forceinline__ void scatter_det_keys(const P& p) {
       const unsigned long long dest = (unsigned long long)(off[3] + (Stride)(int64_t)raw * p.counts_axis_stride);
       key = (dest << 32) | (unsigned long long)u;
     } else {
-      report_bad_index(p.error, (int64_t)raw, p.axis_size, p.op_code);
+      report_bad_index(p.error, index_position(p, u), (int64_t)raw, p.axis_size, p.op_code);
     }
     p.keys[u] = key;
   }

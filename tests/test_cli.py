@@ -49,8 +49,11 @@ def _fake_report():
            "copy_us": 9.0, "copy_share": 0.9, "floor_us": 1.0, "compile_ms": {"elementwise k": 30.0},
            "tuned_config": "threads=128 unroll=1 waves=4 vector=16", "tune_default_us": 10.0, "tune_best_us": 8.0,
            "tuned_us": 8.1}
+    checked = dict(row, case="index_select", index_dtype="int32", checks_async_us=10.2, checks_off_us=10.0,
+                   checks_cost=0.02)
     return {"gpu": "Test GPU", "torch": "2.x", "date": "today", "copy_bandwidth_Bps": 4e12,
-            "launch_references": {"empty_kernel_us": 3.0, "small_copy_us": 4.0}, "cases": [row, dict(row, cupy_us=None)]}
+            "launch_references": {"empty_kernel_us": 3.0, "small_copy_us": 4.0},
+            "cases": [row, dict(row, cupy_us=None), checked]}
 
 
 def test_bench_markdown_has_cupy_and_tuning_columns():
@@ -60,6 +63,7 @@ def test_bench_markdown_has_cupy_and_tuning_columns():
     assert "| CuPy us |" in text and "| 15.0 |" in text and "| - |" in text
     assert "| mul f32 | - | 10.0 | 8.0 | 1.25x | threads=128 unroll=1 waves=4 vector=16 | 8.1 |" in text
     assert "median 30 ms" in text
+    assert "worst +2.0%" in text and "| index_select | int32 | 10.2 | 10.0 | +2.0% |" in text
 
 
 def test_bench_plot(tmp_path):

@@ -79,7 +79,7 @@ py::object histc_body(PyObject* const* a) {
     words = scratch->keys();
   }
   std::vector<LaunchPlan> plans;
-  plan_histc(x, call[kSlotOut], r, words, planning_device(call, explain_arch), planning_error_slot(call, explain_arch),
+  plan_histc(x, call[kSlotOut], r, words, planning_device(call, explain_arch), planning_error_slot(call, explain_arch, false),
              plans);
   return execute(call, plans.data(), int(plans.size()), out, kSlotOut, explain_arch);
 }

@@ -116,12 +116,8 @@ PYBIND11_MODULE(_core, m) {
     return py::dict(py::arg("name") = i.name, py::arg("arch") = i.arch(), py::arg("sm_count") = i.sm_count,
                     py::arg("max_threads_per_sm") = i.max_threads_per_sm);
   });
-  m.def("set_index_checks", [](const std::string& mode) {
-    if (mode == "async") set_index_check_mode(IndexCheckMode::Async);
-    else if (mode == "sync") set_index_check_mode(IndexCheckMode::Sync);
-    else throw value_error("mode: expected 'async' or 'sync' (got '" + mode + "')");
-  });
-  m.def("index_checks", [] { return index_check_mode() == IndexCheckMode::Sync ? "sync" : "async"; });
+  m.def("set_index_checks", [](const std::string& mode) { set_index_check_mode(parse_index_check_mode(mode)); });
+  m.def("index_checks", [] { return index_check_mode_name(index_check_mode()); });
   m.def("synchronize", [](int device) {
     device_context(device).make_current();
     {

@@ -60,8 +60,9 @@ DeviceInfo planning_device(const CallArrays& call, int explain_arch) {
   throw value_error("arch: no GPU is present to explain for; pass arch='sm_90' (or set JITOPS_ARCH)");
 }
 
-IndexErrorSlot* planning_error_slot(const CallArrays& call, int explain_arch) {
+IndexErrorSlot* planning_error_slot(const CallArrays& call, int explain_arch, bool indices) {
   if (explain_arch >= 0 || call.device() < 0) return nullptr;
+  if (indices && index_check_mode() == IndexCheckMode::Off) return nullptr;
   return device_context(call.device()).error_slot_device();
 }
 

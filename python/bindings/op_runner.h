@@ -20,7 +20,9 @@ pybind11::object prepare_out(CallArrays& call, size_t slot, size_t like, const s
 
 // Device facts for planning: the call's GPU, or `explain_arch` when given.
 DeviceInfo planning_device(const CallArrays& call, int explain_arch);
-IndexErrorSlot* planning_error_slot(const CallArrays& call, int explain_arch);
+// For index kernels (`indices`), none when index checks are off; histc's
+// range report is not an index check and always gets the slot.
+IndexErrorSlot* planning_error_slot(const CallArrays& call, int explain_arch, bool indices = true);
 
 // Launches the planned kernels on the call's stream (explain_arch < 0) or
 // returns a list of dicts describing them.

@@ -52,9 +52,14 @@ def clear_memory_cache():
 
 
 def set_index_checks(mode):
-    """``"async"`` (default): a bad index found by a kernel raises IndexError at the next
-    jitops call on that device or at :func:`synchronize`; ``"sync"``: the call itself
-    waits for its kernel and raises."""
+    """How out-of-range indices are reported (``JITOPS_INDEX_CHECKS`` sets it at import).
+
+    ``"async"`` (default): a kernel that meets a bad index records the first one (lowest
+    position) in mapped host memory, with no added synchronization; ``IndexError`` is raised
+    at the next jitops call on that device or at :func:`synchronize`. ``"sync"``: each call
+    waits for its kernels and raises itself. ``"off"``: nothing is recorded or raised and
+    what an out-of-range index yields is undefined; it is still never read or written, so
+    the process and its CUDA context stay sound."""
     _core.set_index_checks(mode)
 
 

@@ -138,6 +138,8 @@ def main(argv=None):
     bench.add_argument("--plot", help="draw speedup and %% of copy speed per case into this PNG (needs matplotlib)")
     bench.add_argument("--tune", action="store_true", help="also tune each case (jitops.tune) and time it again")
     bench.add_argument("--tune-reps", type=int, default=20, help="timed runs per candidate when tuning")
+    bench.add_argument("--no-checks", action="store_true",
+                       help="skip timing the index cases with index checks off (the cost of the default checks)")
     bench.set_defaults(fn=_bench)
 
     warm = sub.add_parser("warmup", help="compile the specializations users will hit into the cache; needs no GPU")

@@ -14,11 +14,12 @@ GatherProblem base_problem(const TensorDesc& out, const TensorDesc& x, const Ten
   p.element_bytes = x.element_bytes();
   p.index_bytes = index.element_bytes();
   p.op_code = op;
-  p.space.operands = 3;
+  p.space.operands = kGatherOperands;
   p.space.ndim = out.ndim;
   for (int d = 0; d < out.ndim; ++d) {
     p.space.sizes[d] = out.shape[d];
     p.space.strides[kOut][d] = out.strides[d];
+    p.space.strides[kIndexPosition][d] = 0;
   }
   return p;
 }
@@ -65,6 +66,7 @@ GatherProblem index_select_problem(const TensorDesc& out, const TensorDesc& x, i
     p.space.strides[kOut][0] = 1;
     p.space.strides[kX][0] = 0;
     p.space.strides[kIndex][0] = index_stride;
+    p.space.strides[kIndexPosition][0] = 0;
     p.axis_size = 1;
     p.axis_stride = 0;
     return p;
@@ -72,6 +74,7 @@ GatherProblem index_select_problem(const TensorDesc& out, const TensorDesc& x, i
   for (int i = 0; i < x.ndim; ++i) {
     p.space.strides[kX][i] = i == d ? 0 : x.strides[i];
     p.space.strides[kIndex][i] = i == d ? index_stride : 0;
+    p.space.strides[kIndexPosition][i] = i == d ? 1 : 0;
   }
   p.axis_size = x.shape[d];
   p.axis_stride = x.strides[d];
@@ -97,11 +100,14 @@ GatherProblem take_problem(const TensorDesc& out, const TensorDesc& x, const Ten
                            std::optional<int64_t> axis) {
   GatherProblem p = base_problem(out, x, index, kOpTake);
   p.wrap = true;
+  int64_t positions[kMaxTensorDims];
+  index.c_order_strides(positions);
   if (!axis) {
     // Flat take: the index counts elements of x in C order.
     for (int i = 0; i < index.ndim; ++i) {
       p.space.strides[kX][i] = 0;
       p.space.strides[kIndex][i] = index.strides[i];
+      p.space.strides[kIndexPosition][i] = positions[i];
     }
     p.axis_size = x.numel();
     IterationSpace& xs = p.x_layout;
@@ -128,6 +134,7 @@ GatherProblem take_problem(const TensorDesc& out, const TensorDesc& x, const Ten
   for (int i = 0; i < index.ndim; ++i, ++o) {
     p.space.strides[kX][o] = 0;
     p.space.strides[kIndex][o] = index.strides[i];
+    p.space.strides[kIndexPosition][o] = positions[i];
   }
   for (int i = a + 1; i < x.ndim; ++i, ++o) {
     p.space.strides[kX][o] = x.strides[i];
@@ -163,13 +170,17 @@ GatherProblem gather_problem(const TensorDesc& out, const TensorDesc& x, int64_t
     p.space.strides[kOut][0] = 1;
     p.space.strides[kX][0] = 0;
     p.space.strides[kIndex][0] = 1;
+    p.space.strides[kIndexPosition][0] = 0;
     p.axis_size = 1;
     p.axis_stride = 0;
     return p;
   }
+  int64_t positions[kMaxTensorDims];
+  index.c_order_strides(positions);
   for (int i = 0; i < index.ndim; ++i) {
     p.space.strides[kX][i] = i == d ? 0 : x.strides[i];
     p.space.strides[kIndex][i] = index.strides[i];
+    p.space.strides[kIndexPosition][i] = positions[i];
   }
   p.axis_size = x.shape[d];
   p.axis_stride = x.strides[d];

@@ -27,6 +27,7 @@ int choose_vector(GatherProblem& p, int max_bytes) {
     for (int d = 0; d < c && ok; ++d) ok = s.strides[kOut][d] % v == 0 && s.strides[kX][d] % v == 0;
     if (!ok) continue;
     s.sizes[c] /= v;
+    s.strides[kIndexPosition][c] *= v;  // nonzero only for an expanded index: the unit's first element
     for (int d = 0; d < c; ++d) {
       s.strides[kOut][d] /= v;
       s.strides[kX][d] /= v;
@@ -42,7 +43,7 @@ int choose_vector(GatherProblem& p, int max_bytes) {
 bool fits_32bit(const GatherProblem& p) {
   const IterationSpace& s = p.space;
   if (s.numel() >= kInt32Limit) return false;
-  for (int k = 0; k < 3; ++k)
+  for (int k = kOut; k <= kIndex; ++k)
     if (s.max_offset(k) >= kInt32Limit) return false;
   if (p.flat) return p.x_layout.max_offset(0) < kInt32Limit && p.axis_size < kInt32Limit;
   int64_t axis_extent = (p.axis_size > 0 ? p.axis_size - 1 : 0) * (p.axis_stride < 0 ? -p.axis_stride : p.axis_stride);
@@ -72,6 +73,7 @@ void fill_params(const GatherProblem& p, IndexErrorSlot* slot, LaunchPlan& plan)
     params.out_strides[d] = used ? Stride(s.strides[kOut][d]) : 0;
     params.x_strides[d] = used ? Stride(s.strides[kX][d]) : 0;
     params.index_strides[d] = used ? Stride(s.strides[kIndex][d]) : 0;
+    params.index_positions[d] = used ? s.strides[kIndexPosition][d] : 0;
   }
   params.x_ndim = p.flat ? p.x_layout.ndim : 0;
   for (int d = 0; d < FlatDims; ++d) {
@@ -117,6 +119,7 @@ TuningPoint gather_point(const GatherProblem& p) {
 
 bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan) {
   if (p.space.numel() == 0) return false;
+  p.space.operands = kGatherOperands;
   collapse(p.space);
   if (p.flat) {
     collapse(p.x_layout);

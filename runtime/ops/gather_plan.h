@@ -9,10 +9,12 @@
 
 namespace jitops {
 
-enum GatherOperand { kOut = 0, kX = 1, kIndex = 2 };
+// kIndexPosition: C-order strides of the index's own shape, so that a kernel
+// can say where in the index a bad value was.
+enum GatherOperand { kOut = 0, kX = 1, kIndex = 2, kIndexPosition = 3, kGatherOperands = 4 };
 
 struct GatherProblem {
-  IterationSpace space;  // operands: kOut, kX, kIndex; strides in elements
+  IterationSpace space;  // operands: kOut, kX, kIndex, kIndexPosition; strides in elements
   void* out = nullptr;
   const void* x = nullptr;
   const void* index = nullptr;

@@ -19,15 +19,6 @@ void self_span(const TensorDesc& self, ScatterProblem& p) {
   p.self_hi = hi;
 }
 
-// C-order strides of self's shape: where each element's count lives.
-void counts_strides(const TensorDesc& self, int64_t* out) {
-  int64_t s = 1;
-  for (int d = self.ndim - 1; d >= 0; --d) {
-    out[d] = s;
-    s *= self.shape[d];
-  }
-}
-
 ScatterProblem base(const TensorDesc& self, const TensorDesc& index, int op, int op_code, bool arithmetic) {
   ScatterProblem p;
   p.element = scatter_element_for(self.dtype, op_name(op_code), arithmetic);
@@ -103,7 +94,7 @@ ScatterProblem index_add_problem(const TensorDesc& self, int64_t dim, const Tens
   p.src = source.data;
   const int64_t index_stride = index.ndim == 1 ? index.strides[0] : 1;
   int64_t cstrides[kMaxTensorDims];
-  counts_strides(self, cstrides);
+  self.c_order_strides(cstrides);  // where each element's count lives
   IterationSpace& s = p.space;
   s.ndim = xn;
   for (int i = 0; i < xn; ++i) {
@@ -112,6 +103,7 @@ ScatterProblem index_add_problem(const TensorDesc& self, int64_t dim, const Tens
     s.strides[kSrcOperand][i] = source.ndim == 0 ? 0 : source.strides[i];
     s.strides[kIndexOperand][i] = i == d ? index_stride : 0;
     s.strides[kCountsOperand][i] = i == d || self.ndim == 0 ? 0 : cstrides[i];  // destination ids (deterministic)
+    s.strides[kIndexPositionOperand][i] = i == d && index.ndim == 1 ? 1 : 0;
   }
   p.axis_size = dim_size(self, d);
   p.axis_stride = self.ndim == 0 ? 0 : self.strides[d];
@@ -137,6 +129,7 @@ ScatterProblem index_fill_problem(const TensorDesc& self, int64_t dim, const Ten
     s.strides[kSrcOperand][i] = 0;
     s.strides[kIndexOperand][i] = i == d ? index_stride : 0;
     s.strides[kCountsOperand][i] = 0;
+    s.strides[kIndexPositionOperand][i] = i == d && index.ndim == 1 ? 1 : 0;
   }
   p.axis_size = dim_size(self, d);
   p.axis_stride = self.ndim == 0 ? 0 : self.strides[d];
@@ -165,11 +158,14 @@ ScatterProblem scatter_problem(const TensorDesc& self, int64_t dim, const Tensor
   ScatterProblem p = base(self, index, op, op_code, true);
   p.src = src.data;
   int64_t cstrides[kMaxTensorDims];
-  counts_strides(self, cstrides);
+  self.c_order_strides(cstrides);  // where each element's count lives
+  int64_t positions[kMaxTensorDims];
+  index.c_order_strides(positions);
   IterationSpace& s = p.space;
   s.ndim = xn;
   for (int i = 0; i < xn; ++i) {
     s.sizes[i] = dim_size(index, i);
+    s.strides[kIndexPositionOperand][i] = index.ndim == 0 ? 0 : positions[i];
     s.strides[kSelfOperand][i] = i == d || self.ndim == 0 ? 0 : self.strides[i];
     s.strides[kSrcOperand][i] = src.ndim == 0 ? 0 : src.strides[i];
     s.strides[kIndexOperand][i] = index.ndim == 0 ? 0 : index.strides[i];
@@ -192,7 +188,7 @@ ScatterProblem mean_finish_problem(const TensorDesc& self, int* counts, bool inc
   p.include_self = include_self;
   p.axis_size = 1;
   int64_t cstrides[kMaxTensorDims];
-  counts_strides(self, cstrides);
+  self.c_order_strides(cstrides);  // where each element's count lives
   IterationSpace& s = p.space;
   s.operands = kScatterOperands;
   s.ndim = self.ndim;
@@ -202,6 +198,7 @@ ScatterProblem mean_finish_problem(const TensorDesc& self, int* counts, bool inc
     s.strides[kSrcOperand][i] = 0;
     s.strides[kIndexOperand][i] = 0;
     s.strides[kCountsOperand][i] = cstrides[i];
+    s.strides[kIndexPositionOperand][i] = 0;
   }
   self_span(self, p);
   return p;

@@ -40,6 +40,7 @@ void choose_vector(ScatterProblem& p, int max_bytes, int& vec) {
     s.sizes[c] /= v;
     s.strides[kSelfOperand][c] = v;
     if (has_src) s.strides[kSrcOperand][c] = v;
+    s.strides[kIndexPositionOperand][c] *= v;  // nonzero only for an expanded index: the unit's first element
     vec = v;
     collapse(s);
     return;
@@ -50,7 +51,7 @@ bool fits_32bit(const ScatterProblem& p) {
   const IterationSpace& s = p.space;
   if (s.numel() >= kInt32Limit) return false;
   for (int k = 0; k < s.operands; ++k)
-    if (s.max_offset(k) >= kInt32Limit) return false;
+    if (k != kIndexPositionOperand && s.max_offset(k) >= kInt32Limit) return false;
   const int64_t steps = p.axis_size > 0 ? p.axis_size - 1 : 0;
   if (s.max_offset(kSelfOperand) + steps * magnitude(p.axis_stride) >= kInt32Limit) return false;
   if (s.max_offset(kCountsOperand) + steps * magnitude(p.counts_axis_stride) >= kInt32Limit) return false;
@@ -90,6 +91,7 @@ void fill_params(const ScatterProblem& p, IndexErrorSlot* slot, LaunchPlan& plan
     params.src_strides[d] = used ? Stride(s.strides[kSrcOperand][d]) : 0;
     params.index_strides[d] = used ? Stride(s.strides[kIndexOperand][d]) : 0;
     params.counts_strides[d] = used ? Stride(s.strides[kCountsOperand][d]) : 0;
+    params.index_positions[d] = used ? s.strides[kIndexPositionOperand][d] : 0;
   }
   plan.set_params(params);
 }

@@ -10,10 +10,15 @@
 
 namespace jitops {
 
-enum ScatterOperand { kSelfOperand = 0, kSrcOperand = 1, kIndexOperand = 2, kCountsOperand = 3, kScatterOperands = 4 };
+// kIndexPositionOperand: C-order strides of the index's own shape (where a bad
+// value was, for the report).
+enum ScatterOperand {
+  kSelfOperand = 0, kSrcOperand = 1, kIndexOperand = 2, kCountsOperand = 3, kIndexPositionOperand = 4,
+  kScatterOperands = 5
+};
 
 struct ScatterProblem {
-  IterationSpace space;  // four operands, strides in elements; src strides 0 when there is no source
+  IterationSpace space;  // kScatterOperands operands, strides in elements; src strides 0 when there is no source
   void* self = nullptr;
   const void* src = nullptr;
   const void* index = nullptr;

@@ -33,6 +33,7 @@ struct GatherParams {
   Stride out_strides[Dims];
   Stride x_strides[Dims];
   Stride index_strides[Dims];
+  int64_t index_positions[Dims];  // C-order strides of the index's shape: where a bad index was (report only)
   // Flat mode only (FlatDims > 1): x's collapsed shape, innermost last.
   int32_t x_ndim;
   Divider x_sizes[FlatDims];

@@ -55,6 +55,7 @@ struct ScatterParams {
   Stride src_strides[Dims];
   Stride index_strides[Dims];
   Stride counts_strides[Dims];
+  int64_t index_positions[Dims];  // C-order strides of the index's shape: where a bad index was (report only)
 };
 
 }  // namespace jitops

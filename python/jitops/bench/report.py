@@ -1,6 +1,8 @@
 """The bench report as the Markdown table kept in benchmarks/RESULTS.md, and
 as a chart (speedup over PyTorch and share of copy speed per case)."""
 
+from .checks import markdown_rows as checks_rows
+
 
 def markdown(report):
     lines = [
@@ -30,6 +32,7 @@ def markdown(report):
             lines.append(f"| {r['case']} | {r['index_dtype']} | {r['tune_default_us']:.1f} | {r['tune_best_us']:.1f} | "
                          f"{r['tune_default_us'] / r['tune_best_us']:.2f}x | {r['tuned_config']} | "
                          f"{r['tuned_us']:.1f} |")
+    lines += checks_rows(report["cases"])
     if "jit_costs" in report and "error" not in report["jit_costs"]:
         c = report["jit_costs"]
         lines += ["", f"JIT: first compile {c['first_compile_ms']:.1f} ms (NVRTC {c['nvrtc_compile_ms']:.1f} ms); "

@@ -8,6 +8,7 @@ import platform
 import sys
 
 from .cases import CASES
+from .checks import index_check_cost
 from .jit_costs import compile_and_load, per_call_us
 from .progress import Progress
 from .timing import Timer
@@ -92,6 +93,8 @@ def _run_case(torch, cp, timer, case, index_dtype, args):
     row["jitops_gbps"] = built.min_bytes / (row["jitops_us"] * 1e-6) / 1e9
     row["copy_share"] = row["copy_us"] / row["jitops_us"]
     row["compile_ms"] = _kernel_compile_ms(built.call)
+    if case.indexed and not args.no_checks:
+        row.update(index_check_cost(timer, built.ours, reps=args.reps))
     if args.tune:
         import jitops
 
@@ -138,6 +141,8 @@ def run_cases(torch, device, args):
             row["floor_us"] = row["min_bytes"] / bandwidth * 1e6
             rows.append(row)
             text = _row_text(_cells(row))
+            if "checks_cost" in row:
+                text += f"  checks {100 * row['checks_cost']:+.1f}%"
             if args.tune and row.get("tune_best_us"):
                 text += (f"  tuned {row['tuned_us']:.1f} us ({row['tune_default_us'] / row['tune_best_us']:.2f}x "
                          f"in tuning: {row['tuned_config']})")
