@@ -65,9 +65,10 @@ DeviceContext::DeviceContext(int ordinal) {
             "cuMemHostAlloc(index error slot)");
   error_host_ = static_cast<IndexErrorSlot*>(host);
   *error_host_ = IndexErrorSlot{};
+  error_host_->epoch = 1;
   CUdeviceptr guard = 0;
   JITOPS_CU(api.cuMemAlloc(&guard, sizeof(IndexErrorGuard)), "cuMemAlloc(index error guard)");
-  const IndexErrorGuard clean{0, 0, ~uint64_t(0)};
+  const IndexErrorGuard clean{0, 0, 0};
   JITOPS_CU(api.cuMemcpyHtoD(guard, &clean, sizeof(clean)), "cuMemcpyHtoD(index error guard)");
   error_host_->guard = reinterpret_cast<IndexErrorGuard*>(guard);
   CUdeviceptr dev = 0;

@@ -83,6 +83,7 @@ std::optional<DeviceError> take_device_error(int device) {
   if (s->flag == 0) return std::nullopt;
   std::optional<SlotCopy> c = read_slot(s);
   if (!c) return std::nullopt;
+  s->epoch = s->epoch + 1;  // kernels' position hints from before no longer apply
   s->flag = 0;
   const bool histc = c->op_code == kOpHistc;
   return DeviceError{histc ? histc_message(c->value, c->bound) : index_message(c->op_code, c->position, c->value, c->bound),

@@ -9,19 +9,20 @@ namespace jitops {
 
 // Device memory beside each slot: a lock serializing reports, so that position
 // and value always come from one thread (atomics on mapped host memory are not
-// atomic over PCIe), and the lowest position seen, to turn most bad threads
-// away without touching host memory.
+// atomic over PCIe), and a hint that turns most bad threads away without the
+// lock: the highest (epoch << 40 | kPositionMax - position) any thread has
+// offered, i.e. the lowest position offered in the slot's current epoch.
 struct IndexErrorGuard {
   uint32_t lock;
   uint32_t pad;
-  uint64_t lowest;  // may be stale after the host took a report: only a hint
+  uint64_t hint;  // 0: none yet
 };
 
 struct IndexErrorSlot {
   int32_t flag;      // 0: clean; 1: the fields below hold a report
   uint32_t seq;      // odd while a kernel writes the fields (the host retries)
   int32_t op_code;   // which op launched the kernel (see runtime/op_codes.h)
-  int32_t pad;
+  uint32_t epoch;    // starts at 1; the host adds 1 each time it takes a report
   int64_t position;  // where in the index (flat, C order) the value was read
   int64_t value;     // the offending index, as read from the index tensor
   int64_t bound;     // the size of the indexed dimension
@@ -50,17 +51,21 @@ __device__ __noinline__ void report_bad_index(IndexErrorSlot* slot, int64_t posi
     }
   }
   if (lowest_lane != lane) return;
-  IndexErrorGuard* g = slot->guard;
   volatile IndexErrorSlot* s = slot;
-  const unsigned long long seen = atomicMin((unsigned long long*)&g->lowest, (unsigned long long)position);
-  if (seen <= (unsigned long long)position && s->flag != 0) return;
+  IndexErrorGuard* g = slot->guard;
+  // A thread offering a position no lower than one already offered in this
+  // epoch stops here: that other thread takes the lock and compares.
+  const unsigned long long kPositionMax = (1ull << 40) - 1;
+  const unsigned long long clamped = position < (long long)kPositionMax ? (unsigned long long)position : kPositionMax;
+  const unsigned long long key = ((unsigned long long)(s->epoch & 0xFFFFFFu) << 40) | (kPositionMax - clamped);
+  const unsigned long long seen = atomicMax((unsigned long long*)&g->hint, key);
+  if ((seen >> 40) == (key >> 40) && seen >= key) return;
 #if __CUDA_ARCH__ >= 700
   // Independent thread scheduling (sm_70+): spinning cannot starve the holder.
   while (atomicCAS(&g->lock, 0u, 1u) != 0u) __nanosleep(64);
   __threadfence();
 #endif
   if (s->flag == 0 || (s->op_code == op_code && s->bound == bound && position < s->position)) {
-    if (s->flag == 0) atomicExch((unsigned long long*)&g->lowest, (unsigned long long)position);
     s->seq = s->seq + 1;
     __threadfence_system();
     s->position = position;

@@ -5,7 +5,7 @@ and thermal drift fall on both alike; the best median of each mode is kept."""
 import jitops
 
 
-def index_check_cost(timer, fn, reps, rounds=3):
+def index_check_cost(timer, fn, reps, rounds=5):
     before = jitops._core.index_checks()
     best = {"async": float("inf"), "off": float("inf")}
     try:
@@ -24,7 +24,7 @@ def markdown_rows(cases):
     if not rows:
         return []
     worst = max(r["checks_cost"] for r in rows)
-    lines = ["", f"Index checks, default (\"async\") against \"off\" (best of 3 alternating medians; worst "
+    lines = ["", f"Index checks, default (\"async\") against \"off\" (best of 5 alternating medians; worst "
                  f"{100 * worst:+.1f}%):", "",
              "| case | index | async us | off us | cost |", "|---|---|---:|---:|---:|"]
     for r in rows:
