@@ -25,11 +25,19 @@ struct SpecDeviceHash {
   size_t operator()(const SpecDevice& k) const { return KernelSpecHash()(k.spec) * 31 + size_t(k.device); }
 };
 
-// Entries are never erased except by clear_memory_cache(), so pointers handed
-// out stay valid for the callers' launches.
+size_t initial_limit() {
+  const char* env = std::getenv("JITOPS_MEMORY_CACHE_MAX_KERNELS");
+  long v = env ? std::atol(env) : 0;
+  return v > 0 ? size_t(v) : 4096;
+}
+
+// Callers hold shared_ptrs: an entry erased (evicted, cleared) while a launch
+// uses it is unloaded when that launch lets go.
 struct Registry {
   std::shared_mutex mutex;
-  std::unordered_map<SpecDevice, std::unique_ptr<LoadedKernel>, SpecDeviceHash> loaded;
+  std::unordered_map<SpecDevice, std::shared_ptr<const LoadedKernel>, SpecDeviceHash> loaded;
+  std::atomic<uint64_t> tick{0};  // use order, for least-recently-used eviction
+  size_t limit = initial_limit();
   std::mutex prepare_mutex;  // serializes slow paths: one compile per spec
   std::unordered_map<SpecDevice, PreparedKernel, SpecDeviceHash> prepared;  // device field holds the arch
 };
@@ -111,26 +119,76 @@ PreparedKernel prepare_kernel(const KernelSpec& spec, int arch) {
   return p;
 }
 
-const LoadedKernel* find_loaded(const KernelSpec& spec, int device) {
+LoadedKernel::~LoadedKernel() {
+  if (!module) return;
+  std::string why;
+  if (!driver_available(&why)) return;
+  device_context(device).make_current();
+  driver().cuModuleUnload(module);  // an error here (a dead context) leaves nothing to free
+  registry_counters().unloads++;
+}
+
+LoadedKernelRef find_loaded(const KernelSpec& spec, int device) {
   Registry& r = registry();
   std::shared_lock<std::shared_mutex> lock(r.mutex);
   auto it = r.loaded.find(SpecDevice{spec, device});
   if (it == r.loaded.end()) return nullptr;
   registry_counters().memory_hits.fetch_add(1, std::memory_order_relaxed);
-  return it->second.get();
+  it->second->last_use.store(r.tick.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
+  return it->second;
 }
 
-const LoadedKernel* load_kernel(const KernelSpec& spec, int device) {
-  if (const LoadedKernel* k = find_loaded(spec, device)) return k;
+namespace {
+// Drops least recently used entries until at most `keep` remain (lock held);
+// returns them so that unloading happens after the lock is released.
+std::vector<LoadedKernelRef> evict_to(Registry& r, size_t keep) {
+  std::vector<LoadedKernelRef> evicted;
+  while (r.loaded.size() > keep) {
+    auto oldest = r.loaded.begin();
+    for (auto it = r.loaded.begin(); it != r.loaded.end(); ++it)
+      if (it->second->last_use.load(std::memory_order_relaxed) < oldest->second->last_use.load(std::memory_order_relaxed))
+        oldest = it;
+    evicted.push_back(std::move(oldest->second));
+    r.loaded.erase(oldest);
+  }
+  return evicted;
+}
+}  // namespace
+
+void set_memory_cache_limit(size_t kernels) {
+  Registry& r = registry();
+  std::vector<LoadedKernelRef> evicted;
+  {
+    std::unique_lock<std::shared_mutex> lock(r.mutex);
+    r.limit = kernels > 0 ? kernels : 1;
+    evicted = evict_to(r, r.limit);
+  }
+}
+
+size_t memory_cache_limit() {
+  Registry& r = registry();
+  std::shared_lock<std::shared_mutex> lock(r.mutex);
+  return r.limit;
+}
+
+size_t loaded_kernel_count() {
+  Registry& r = registry();
+  std::shared_lock<std::shared_mutex> lock(r.mutex);
+  return r.loaded.size();
+}
+
+LoadedKernelRef load_kernel(const KernelSpec& spec, int device) {
+  if (LoadedKernelRef k = find_loaded(spec, device)) return k;
   DeviceContext& ctx = device_context(device);
   PreparedKernel prepared = prepare_kernel(spec, ctx.info().arch());
   Registry& r = registry();
+  std::vector<LoadedKernelRef> evicted;  // unloaded after the lock is released
   std::unique_lock<std::shared_mutex> lock(r.mutex);
   auto it = r.loaded.find(SpecDevice{spec, device});
-  if (it != r.loaded.end()) return it->second.get();
+  if (it != r.loaded.end()) return it->second;
   const DriverApi& api = driver();
   ctx.make_current();
-  auto loaded = std::make_unique<LoadedKernel>();
+  auto loaded = std::make_shared<LoadedKernel>();
   loaded->prepared = prepared;
   loaded->device = device;
   auto start = std::chrono::steady_clock::now();
@@ -149,24 +207,23 @@ const LoadedKernel* load_kernel(const KernelSpec& spec, int device) {
   loaded->resources.local_bytes = attr(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
   loaded->resources.max_threads = attr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   registry_counters().loads++;
-  const LoadedKernel* out = loaded.get();
+  loaded->last_use.store(r.tick.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
+  LoadedKernelRef out = loaded;
+  evicted = evict_to(r, r.limit - 1);
   r.loaded.emplace(SpecDevice{spec, device}, std::move(loaded));
+  lock.unlock();
   return out;
 }
 
 void clear_memory_cache() {
   Registry& r = registry();
-  std::unique_lock<std::shared_mutex> lock(r.mutex);
-  std::lock_guard<std::mutex> prepare_lock(r.prepare_mutex);
-  std::string why;
-  if (driver_available(&why)) {
-    for (auto& entry : r.loaded) {
-      device_context(entry.second->device).make_current();
-      driver().cuModuleUnload(entry.second->module);
-    }
+  decltype(r.loaded) dropped;  // unloaded (by ~LoadedKernel) once no launch holds them
+  {
+    std::unique_lock<std::shared_mutex> lock(r.mutex);
+    std::lock_guard<std::mutex> prepare_lock(r.prepare_mutex);
+    dropped.swap(r.loaded);
+    r.prepared.clear();
   }
-  r.loaded.clear();
-  r.prepared.clear();
 }
 
 namespace {

@@ -1,7 +1,9 @@
 // Kernels in memory: one compiled kernel per (spec, architecture), one loaded
 // module per (spec, device). Lookups on the per-call path take a shared lock;
 // a miss compiles (or reads the disk cache) once, while other callers of the
-// same spec wait for it.
+// same spec wait for it. Loaded modules are capped (memory_cache_limit): the
+// least recently used one is unloaded when the cap is passed; callers hold a
+// shared_ptr, so a module is unloaded only once no launch is using it.
 #pragma once
 #include <cuda.h>
 
@@ -39,13 +41,20 @@ struct LoadedKernel {
   CUfunction function = nullptr;
   KernelResources resources;
   double load_ms = 0.0;  // cuModuleLoadData
+  mutable std::atomic<uint64_t> last_use{0};
+
+  LoadedKernel() = default;
+  LoadedKernel(const LoadedKernel&) = delete;
+  ~LoadedKernel();  // unloads the module
 };
+using LoadedKernelRef = std::shared_ptr<const LoadedKernel>;
 
 struct RegistryCounters {
   std::atomic<long> compiles{0};
   std::atomic<long> disk_hits{0};
   std::atomic<long> memory_hits{0};
   std::atomic<long> loads{0};
+  std::atomic<long> unloads{0};
 };
 RegistryCounters& registry_counters();
 
@@ -56,14 +65,20 @@ std::string specialized_source(const KernelSpec& spec, const CompileTarget& targ
 // Compiled kernel for `spec` on architecture `arch` (no GPU needed).
 PreparedKernel prepare_kernel(const KernelSpec& spec, int arch);
 
-// Fast path: the loaded kernel, or nullptr when it must be prepared first.
-const LoadedKernel* find_loaded(const KernelSpec& spec, int device);
+// Fast path: the loaded kernel, or null when it must be prepared first.
+LoadedKernelRef find_loaded(const KernelSpec& spec, int device);
 
 // Slow path: compile or read from disk, then load on `device`. Never returns null.
-const LoadedKernel* load_kernel(const KernelSpec& spec, int device);
+LoadedKernelRef load_kernel(const KernelSpec& spec, int device);
+
+// The most modules kept loaded (all devices together); JITOPS_MEMORY_CACHE_MAX_KERNELS
+// sets it at start (default 4096). Lowering it unloads the least recently used.
+void set_memory_cache_limit(size_t kernels);
+size_t memory_cache_limit();
+size_t loaded_kernel_count();
 
 // Unloads every module and forgets every compiled kernel (tests use it to
-// force disk hits). Not safe while other threads launch.
+// force disk hits; the package calls it at exit).
 void clear_memory_cache();
 
 // ptxas' resource report parsed from an NVRTC log (works with no GPU).

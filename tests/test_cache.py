@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import jitops
 from jitops import VirtualArray as V
 
@@ -100,27 +102,80 @@ def test_cache_off(tmp_path):
     assert cache_files(tmp_path) == []
 
 
-def test_processes_racing_on_one_key_compile_it_once(tmp_path):
-    # Each process waits at a file barrier, then asks for the same new kernels.
+# 20 distinct specializations: 5 element sizes x 2 index dtypes x 2 and 3 collapsed dims.
+TWENTY_SPECS = (
+    "import hashlib, json, jitops\n"
+    "from jitops import VirtualArray as V\n"
+    "def twenty():\n"
+    "    out = {}\n"
+    "    for dt in ('int8', 'int16', 'float32', 'float64', 'complex128'):\n"
+    "        for it in ('int32', 'int64'):\n"
+    "            for shape in ([500, 3], [40, 6, 5]):\n"
+    "                (k,) = jitops.explain('index_select', V(shape, dt), 1, V([7], it), arch='sm_90')\n"
+    "                out[k['kernel']] = hashlib.sha256(k['cubin']).hexdigest()\n"
+    "    return out\n"
+)
+
+
+def test_eight_processes_compile_twenty_kernels_once(tmp_path):
+    # Each process waits at a file barrier, then asks for the same 20 new kernels.
     barrier = tmp_path / "go"
-    code = (
-        "import json, os, time, jitops\n"
-        "from jitops import VirtualArray as V\n"
+    code = TWENTY_SPECS + (
+        "import os, time\n"
         f"while not os.path.exists({str(barrier)!r}): time.sleep(0.005)\n"
-        "for cols in (36, 37, 38):\n"
-        "    jitops.explain('take', V([500, cols], 'int16'), V([9], 'int32'), axis=0, arch='sm_90')\n"
-        "print(json.dumps(jitops.cache_stats()))\n"
+        "print(json.dumps({'cubins': twenty(), 'stats': jitops.cache_stats()}))\n"
     )
     env = dict(os.environ, JITOPS_CACHE_DIR=str(tmp_path / "cache"))
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
-             for _ in range(4)]
+             for _ in range(8)]
     barrier.write_text("go")
-    stats = [json.loads(p.communicate(timeout=300)[0]) for p in procs]
+    results = [json.loads(p.communicate(timeout=600)[0]) for p in procs]
     assert all(p.returncode == 0 for p in procs)
-    # int16 rows of 36, 37, 38 move as 8-, 2- and 4-byte units: 3 kernels in all.
-    assert sum(s["compiles"] for s in stats) == 3
-    assert sum(s["disk_hits"] for s in stats) == 4 * 3 - 3
-    assert len(cache_files(tmp_path / "cache")) == 3
+    stats = [r["stats"] for r in results]
+    assert len(results[0]["cubins"]) == 20
+    # every process has the same 20 kernels, bit for bit
+    assert all(r["cubins"] == results[0]["cubins"] for r in results)
+    # each compiled exactly once across the 8 processes; the rest were disk hits
+    assert sum(s["compiles"] for s in stats) == 20
+    assert sum(s["disk_hits"] for s in stats) == 8 * 20 - 20
+    # no process ever read a partial file (it would fail its checksum and count here)
+    assert sum(s["disk_rejected"] for s in stats) == 0
+    assert len(cache_files(tmp_path / "cache")) == 20
+    assert not [f for f in os.listdir(tmp_path / "cache") if ".tmp." in f]
+
+
+def _works_from_memory(env, preamble=""):
+    """Runs the 20 kernels twice in a new process; returns (stats, stderr)."""
+    code = TWENTY_SPECS + preamble + (
+        "first = twenty()\n"
+        "again = twenty()\n"
+        "assert first == again and len(first) == 20\n"
+        "print(json.dumps(jitops.cache_stats()))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ, **env))
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout), out.stderr
+
+
+def test_read_only_cache_dir_works_from_memory_and_warns_once():
+    # /proc/self/fdinfo exists and refuses new files even to root (chmod would not stop root).
+    if not os.path.isdir("/proc/self/fdinfo"):
+        pytest.skip("no /proc here")
+    stats, err = _works_from_memory({"JITOPS_CACHE_DIR": "/proc/self/fdinfo"})
+    assert stats["compiles"] == 20 and stats["memory_hits"] >= 20 and stats["disk_writes"] == 0
+    assert err.count("jitops: warning") == 1 and "cannot write to the cache directory /proc/self/fdinfo" in err
+
+
+def test_full_cache_dir_works_from_memory_and_leaves_no_partial_file(tmp_path):
+    # A file-size limit makes every cache write fail part way (EFBIG), as a full disk would.
+    preamble = ("import resource, signal\n"
+                "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+                "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n")
+    stats, err = _works_from_memory({"JITOPS_CACHE_DIR": str(tmp_path / "cache")}, preamble)
+    assert stats["compiles"] == 20 and stats["disk_writes"] == 0
+    assert err.count("jitops: warning") == 1 and "cannot write to the cache directory" in err
+    left = os.listdir(tmp_path / "cache")
+    assert not [f for f in left if f.endswith(".jitops") or ".tmp." in f], left
 
 
 def test_unwritable_cache_dir_still_works(tmp_path):

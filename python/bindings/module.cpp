@@ -95,10 +95,20 @@ PYBIND11_MODULE(_core, m) {
     DiskCacheCounters& d = disk_cache_counters();
     return py::dict(py::arg("compiles") = r.compiles.load(), py::arg("disk_hits") = r.disk_hits.load(),
                     py::arg("memory_hits") = r.memory_hits.load(), py::arg("module_loads") = r.loads.load(),
+                    py::arg("module_unloads") = r.unloads.load(), py::arg("modules_loaded") = loaded_kernel_count(),
                     py::arg("disk_misses") = d.misses.load(), py::arg("disk_writes") = d.writes.load(),
                     py::arg("disk_rejected") = d.rejected.load());
   });
-  m.def("clear_memory_cache", [] { clear_memory_cache(); });
+  m.def("clear_memory_cache", [] {
+    py::gil_scoped_release release;  // unloading waits for the kernels still running
+    clear_memory_cache();
+  });
+  m.def("set_memory_cache_limit", [](int64_t kernels) {
+    if (kernels < 1) throw value_error("kernels: expected at least 1 (got " + std::to_string(kernels) + ")");
+    py::gil_scoped_release release;
+    set_memory_cache_limit(size_t(kernels));
+  });
+  m.def("memory_cache_limit", [] { return memory_cache_limit(); });
   m.def("nvrtc_info", [] {
     const NvrtcApi& api = nvrtc();
     return py::dict(py::arg("version") = py::make_tuple(api.major, api.minor), py::arg("path") = api.path,

@@ -75,7 +75,7 @@ py::object execute(CallArrays& call, const LaunchPlan* plans, int count, py::obj
       py::dict d;
       bool on_device = explain_arch == 0 && call.device() >= 0;
       if (on_device) {
-        const LoadedKernel* k = find_loaded(plan.spec, call.device());
+        LoadedKernelRef k = find_loaded(plan.spec, call.device());
         KernelOrigin origin = KernelOrigin::Memory;
         if (!k) {
           py::gil_scoped_release release;
@@ -111,7 +111,7 @@ py::object execute(CallArrays& call, const LaunchPlan* plans, int count, py::obj
   if (count > 0) {
     const int device = call.device();
     for (int i = 0; i < count; ++i) {
-      const LoadedKernel* k = find_loaded(plans[i].spec, device);
+      LoadedKernelRef k = find_loaded(plans[i].spec, device);
       if (!k) {
         py::gil_scoped_release release;
         k = load_kernel(plans[i].spec, device);

@@ -39,11 +39,13 @@ py::object run_plans(CallArrays& call, ScatterProblem* problems, int count, py::
   return execute(call, plans, planned, py::reinterpret_borrow<py::object>(self), kSlotSelf, explain_arch);
 }
 
-bool flag_arg(PyObject* v) {
-  if (!v) return false;
-  int truth = PyObject_IsTrue(v);
-  if (truth < 0) throw py::error_already_set();
-  return truth != 0;
+// A bool argument: Python's or numpy's bool, as PyTorch insists (a string or
+// a tensor here is a mistake, not a truth value).
+bool flag_arg(PyObject* v, const char* name, bool absent = false) {
+  if (!v) return absent;
+  if (!PyBool_Check(v) && std::string(Py_TYPE(v)->tp_name).rfind("numpy.bool", 0) != 0)
+    throw type_error(std::string(name) + ": expected a bool (got " + Py_TYPE(v)->tp_name + ")");
+  return PyObject_IsTrue(v) != 0;
 }
 
 // deterministic=True for a floating sum: keys, sort, one ordered sum per destination.
@@ -91,7 +93,7 @@ const FastSignature kIndexAddSig{"index_add_", kIndexAddNames, 8, 5, 4};
 py::object index_add_body(PyObject* const* a) {
   // index_add_like reads the stream at [5] and explain at [6].
   PyObject* args[7] = {a[0], a[1], a[2], a[3], a[4], a[6], a[7]};
-  return index_add_like(args, kScatterAdd, kOpIndexAdd, a[4], flag_arg(a[5]));
+  return index_add_like(args, kScatterAdd, kOpIndexAdd, a[4], flag_arg(a[5], "deterministic"));
 }
 
 const char* const kIndexCopyNames[] = {"self", "dim", "index", "source", "stream", "_explain"};
@@ -154,7 +156,7 @@ py::object scatter_like(PyObject* const* a, const std::string& reduce, bool incl
 const char* const kScatterAddNames[] = {"self", "dim", "index", "src", "deterministic", "stream", "_explain"};
 const FastSignature kScatterAddSig{"scatter_add_", kScatterAddNames, 7, 4, 4};
 py::object scatter_add_body(PyObject* const* a) {
-  return scatter_like(a, "sum", true, a[5], a[6], kOpScatterAdd, flag_arg(a[4]));
+  return scatter_like(a, "sum", true, a[5], a[6], kOpScatterAdd, flag_arg(a[4], "deterministic"));
 }
 
 const char* const kScatterReduceNames[] = {"self", "dim", "index", "src", "reduce", "include_self", "deterministic",
@@ -163,14 +165,8 @@ const FastSignature kScatterReduceSig{"scatter_reduce_", kScatterReduceNames, 9,
 py::object scatter_reduce_body(PyObject* const* a) {
   if (!PyUnicode_Check(a[4]))
     throw type_error(std::string("reduce: expected a str (got ") + Py_TYPE(a[4])->tp_name + ")");
-  bool include_self = true;
-  if (a[5]) {
-    int truth = PyObject_IsTrue(a[5]);
-    if (truth < 0) throw py::error_already_set();
-    include_self = truth != 0;
-  }
-  return scatter_like(a, py::str(a[4]).cast<std::string>(), include_self, a[7], a[8], kOpScatterReduce,
-                      flag_arg(a[6]));
+  return scatter_like(a, py::str(a[4]).cast<std::string>(), flag_arg(a[5], "include_self", true), a[7], a[8],
+                      kOpScatterReduce, flag_arg(a[6], "deterministic"));
 }
 
 PyMethodDef kDefs[] = {

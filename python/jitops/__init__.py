@@ -10,6 +10,8 @@ with NVRTC to CUBIN for the GPU at hand, caches it on disk and in memory, and
 launches it through the CUDA Driver API on the caller's stream.
 """
 
+import atexit as _atexit
+
 from . import _config, _core, cache_admin
 from ._core import DeviceArray, VirtualArray
 from .errors import CompileError, CudaError, CudaUnavailableError, JitopsError
@@ -31,7 +33,8 @@ DTYPES = tuple(row[0] for row in _core.dtypes())
 
 def cache_stats():
     """Counters since the process started: ``compiles``, ``disk_hits``, ``memory_hits``,
-    ``module_loads``, ``disk_misses``, ``disk_writes``, ``disk_rejected`` (corrupt or stale files)."""
+    ``module_loads``, ``module_unloads``, ``disk_misses``, ``disk_writes``, ``disk_rejected``
+    (corrupt or stale files); and ``modules_loaded`` now."""
     return _core.cache_stats()
 
 
@@ -49,6 +52,12 @@ def cache_dir():
 def clear_memory_cache():
     """Unloads every kernel from this process (the disk cache stays)."""
     _core.clear_memory_cache()
+
+
+def set_memory_cache_limit(kernels):
+    """Keeps at most ``kernels`` modules loaded (default 4096, or
+    ``JITOPS_MEMORY_CACHE_MAX_KERNELS``); the least recently used is unloaded first."""
+    _core.set_memory_cache_limit(kernels)
 
 
 def set_index_checks(mode):
@@ -73,6 +82,9 @@ def is_available():
     return bool(_core.driver_available()[0]) and _core.device_count() > 0
 
 
+# Modules are unloaded at exit, while the driver is surely still there.
+_atexit.register(_core.clear_memory_cache)
+
 if _config.os.environ.get("JITOPS_INDEX_CHECKS"):
     set_index_checks(_config.os.environ["JITOPS_INDEX_CHECKS"])
 if _config.os.environ.get("JITOPS_AUTOTUNE", "0").strip().lower() in ("1", "true", "yes", "on"):
@@ -82,6 +94,6 @@ __all__ = [
     "CompileError", "CudaError", "CudaUnavailableError", "DTYPES", "DeviceArray", "ElementwiseKernel", "JitopsError",
     "KernelReport", "TuneResult", "VirtualArray", "add", "autotune_enabled", "cache_dir", "cache_stats", "clear_memory_cache", "div", "explain",
     "gather", "histc", "index_add_", "index_copy_", "index_fill_", "index_select", "is_available", "maximum",
-    "minimum", "mul", "scatter_add_", "scatter_reduce_", "set_autotune", "set_cache_dir", "set_index_checks", "sub",
+    "minimum", "mul", "scatter_add_", "scatter_reduce_", "set_autotune", "set_cache_dir", "set_index_checks", "set_memory_cache_limit", "sub",
     "synchronize", "take", "tune", "upsample_nearest2d", "upsample_nearest2d_backward",
 ]

@@ -110,6 +110,34 @@ def _result_for(original, array):
     return host
 
 
+_SAME_VIEW_OK = {"add", "sub", "mul", "div", "maximum", "minimum"}  # elementwise: out may be an input itself
+
+
+def _check_out_apart(op, out, what, inputs):
+    """ValueError when host out= shares memory with a host input, as on the device."""
+    out_view = _numpy_view(out)
+    for name, value in inputs.items():
+        if op in _SAME_VIEW_OK and value is out:
+            continue
+        view = _numpy_view(value)
+        if out_view is not None and view is not None and np.may_share_memory(out_view, view):
+            raise ValueError(f"{what}: must not overlap the input {name}")
+
+
+def _numpy_view(obj):
+    if isinstance(obj, np.ndarray):
+        return obj
+    if _torch_module(obj):
+        import torch
+
+        t = obj.detach()
+        try:
+            return (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy()
+        except (TypeError, RuntimeError):  # a dtype numpy lacks: not compared
+            return None
+    return None
+
+
 def run_op(name, *args, **kwargs):
     """Runs op ``name`` with its host operands moved to the GPU (called from C++)."""
     import inspect
@@ -138,6 +166,12 @@ def run_op(name, *args, **kwargs):
             raise TypeError(f"{what}: expected a numpy array or a tensor to write into (got {type(host_out).__name__})")
         if isinstance(host_out, np.ndarray) and not host_out.flags.writeable:
             raise ValueError(f"{what}: expected a writable array (got a read-only numpy array)")
+        on_device = next((names[i] for i in arrays if i != out_pos and values[i] is not None
+                          and not is_number(values[i]) and not _is_host(values[i])), None)
+        if out_pos != 0 and on_device:  # a new result lands where its inputs are, as in PyTorch
+            raise ValueError(f"{what}: expected an array on cuda:{device} like {on_device} (got a host array)")
+        if out_pos != 0:  # out= of a new result (in-place ops write their own self)
+            _check_out_apart(name, host_out, what, {names[i]: v for i, v in originals.items() if i != out_pos})
     extra = {} if explain is None else {"_explain": explain}
     result = fn(*bound.args, **bound.kwargs, **extra)
     if explain is not None:

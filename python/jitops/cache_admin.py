@@ -131,7 +131,8 @@ def _record_counters():
             fcntl.flock(lock, fcntl.LOCK_EX)
             totals = lifetime_counters(directory)
             for key, value in stats.items():
-                totals[key] = totals.get(key, 0) + int(value)
+                if key != "modules_loaded":  # a level, not a count
+                    totals[key] = totals.get(key, 0) + int(value)
             totals["processes"] = totals.get("processes", 0) + 1
             totals["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S")
             tmp = os.path.join(directory, f".jitops-tmp-counters-{os.getpid()}")
