@@ -46,7 +46,7 @@ def _read_only(d):
 
 
 F64 = torch.float64
-# (op, args built from the data dict, kwargs, exception, message)
+# (op, args built from the data dict, kwargs (or a function of the data), exception, message)
 BAD = [
     # index_select
     ("index_select", lambda d: (d["x"], 2, d["idx"]), {}, IndexError, "dim: expected a dimension in [-2, 1] (got 2)"),
@@ -106,7 +106,7 @@ BAD = [
     ("histc", lambda d: (d["x"],), dict(bins=10, out=torch.empty(10, device=DEVICE, dtype=F64)), TypeError, "out: expected dtype float32 (got float64)"),
     ("histc", lambda d: (d["x"].to(torch.complex64),), {}, TypeError, "x: histc supports floating and integer dtypes (got complex64)"),
     ("histc", lambda d: (d["x"],), dict(counts_dtype="complex64"), TypeError, "counts_dtype: expected an integer or floating dtype"),
-    ("histc", lambda d: (d["x"],), dict(bins=200, out=d["x"].view(-1)), ValueError, "out: must not overlap the input x"),
+    ("histc", lambda d: (d["x"],), lambda d: dict(bins=200, out=d["x"].view(-1)), ValueError, "out: must not overlap the input x"),
     # upsample_nearest2d (+ backward)
     ("upsample_nearest2d", lambda d: (d["img"][0],), dict(scale_factor=2), ValueError, "x: expected a 4-d array (N, C, H, W)"),
     ("upsample_nearest2d", lambda d: (d["img"],), dict(size=(6, 8), scale_factor=2), ValueError, "size: expected exactly one of size and scale_factor (got both)"),
@@ -162,7 +162,7 @@ def test_bad_call_then_good_call(op, make_args, kwargs, exc, message):
     d = data()
     before = {k: v.clone() for k, v in d.items()}
     with pytest.raises(exc) as info:
-        getattr(jitops, op)(*make_args(d), **kwargs)
+        getattr(jitops, op)(*make_args(d), **(kwargs(d) if callable(kwargs) else kwargs))
     assert type(info.value) is exc
     assert message in str(info.value)
     for k in d:  # a refused call changes nothing
