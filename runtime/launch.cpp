@@ -16,8 +16,9 @@ unsigned grid_blocks(int64_t work, int64_t per_block, int threads, const DeviceI
 
 void launch(const LaunchPlan& plan, const LoadedKernel& kernel, CUstream stream) {
   void* args[] = {const_cast<unsigned char*>(plan.params)};
-  // Past 48 KiB a block must opt in to its dynamic shared memory.
-  if (plan.shared_bytes > 48 * 1024)
+  // Past 48 KiB in all (the kernel's static shared memory counts too) a block
+  // must opt in to its dynamic shared memory.
+  if (plan.shared_bytes + unsigned(std::max(0, kernel.resources.shared_bytes)) > 48 * 1024)
     JITOPS_CU(driver().cuFuncSetAttribute(kernel.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                           int(plan.shared_bytes)),
               "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");

@@ -76,9 +76,9 @@ def test_sixteen_threads_on_their_own_streams(fresh_cache):
     assert end["compiles"] - start["compiles"] == len(kernels)
 
 
-def _twelve_kernels():
-    """12 distinct specializations (dtype x collapsed dims), each checked."""
-    for dtype in (torch.int8, torch.int16, torch.float32, torch.float64, torch.complex64, torch.complex128):
+def _ten_kernels():
+    """10 distinct specializations (element size x collapsed dims), each checked."""
+    for dtype in (torch.int8, torch.int16, torch.float32, torch.float64, torch.complex128):
         for shape in ((50, 3), (20, 6, 5)):
             x = torch.arange(torch.Size(shape).numel(), device=DEVICE).reshape(shape).to(dtype)
             idx = torch.tensor([2, 0, 1], device=DEVICE)
@@ -90,15 +90,16 @@ def test_evicted_modules_are_unloaded_and_reloaded(fresh_cache):
     try:
         jitops.set_memory_cache_limit(4)
         before = jitops.cache_stats()
-        _twelve_kernels()
+        _ten_kernels()
         after = jitops.cache_stats()
-        assert after["modules_loaded"] <= 4
-        assert after["module_unloads"] - before["module_unloads"] >= 8
-        assert after["compiles"] - before["compiles"] == 12
-        _twelve_kernels()  # evicted kernels come back from memory (compiled code kept), loaded again
+        assert after["compiles"] - before["compiles"] == 10
+        assert after["module_loads"] - before["module_loads"] == 10
+        assert after["modules_loaded"] == 4
+        assert after["module_unloads"] - before["module_unloads"] == 6
+        _ten_kernels()  # evicted kernels come back from memory (compiled code kept), loaded again
         again = jitops.cache_stats()
         assert again["compiles"] == after["compiles"]
-        assert again["module_loads"] - after["module_loads"] >= 8
+        assert again["module_loads"] - after["module_loads"] >= 6
     finally:
         jitops.set_memory_cache_limit(limit)
 

@@ -43,21 +43,25 @@ def values(rng, shape, dtype):
     return rng.standard_normal(shape).astype(dtype)
 
 
+def _c_order(a):
+    return np.array(a, order="C", copy=True)  # keeps 0-d arrays 0-d (ascontiguousarray does not)
+
+
 def on_device(host, layout):
     """`host`'s values on the GPU in `layout`; the result has host's logical shape."""
     if layout == "transposed" and host.ndim >= 2:
         perm = list(range(host.ndim))[::-1]
-        return torch.from_numpy(np.ascontiguousarray(host.transpose(perm))).to(DEVICE).permute(*perm)
+        return torch.from_numpy(_c_order(host.transpose(perm))).to(DEVICE).permute(*perm)
     if layout == "sliced":
-        dtype = torch.from_numpy(np.ascontiguousarray(host)).dtype
+        dtype = torch.from_numpy(_c_order(host)).dtype
         big = torch.zeros([2 * s + 1 for s in host.shape], dtype=dtype, device=DEVICE)
         view = big[tuple(slice(1, None, 2) for _ in host.shape)]
-        view.copy_(torch.from_numpy(np.ascontiguousarray(host)).to(DEVICE))
+        view.copy_(torch.from_numpy(_c_order(host)).to(DEVICE))
         return view
     if layout == "reversed" and host.ndim >= 1:
-        flipped = cupy.asarray(np.ascontiguousarray(host[::-1]))
+        flipped = cupy.asarray(_c_order(host[::-1]))
         return flipped[::-1]  # negative stride on dim 0
-    return torch.from_numpy(np.ascontiguousarray(host)).to(DEVICE)
+    return torch.from_numpy(_c_order(host)).to(DEVICE)
 
 
 def to_host(a):

@@ -287,7 +287,7 @@ void CallArrays::check_out(size_t slot, const std::vector<int64_t>& shape, DType
   if (e.desc.dtype != dtype)
     throw type_error(std::string(e.name) + ": expected dtype " + dtype_info(dtype).name + " (got " +
                      dtype_info(e.desc.dtype).name + ")");
-  for (int d = 0; d < e.desc.ndim; ++d)
+  for (int d = 0; d < e.desc.ndim && e.desc.numel() > 0; ++d)
     if (e.desc.strides[d] == 0 && e.desc.shape[d] > 1)
       throw value_error(std::string(e.name) + ": expected an array whose elements do not overlap (got a zero stride "
                         "on dimension " + std::to_string(d) + ")");

@@ -127,12 +127,13 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   // Shared-memory sub-histograms, one per 8 lanes while a full SM's worth of
   // blocks still fits (fewer copies for more bins), at least one up to the
   // opt-in limit; beyond it, global atomics.
+  constexpr int64_t kStaticSharedReserve = 64;
   LaunchPlan& plan = plans.emplace_back();
   int64_t blocks_per_sm = resolve(kHistogramCount, plan);
   const int64_t bin_bytes = r.bins * 4;
   const int64_t per_block = device.shared_per_sm / blocks_per_sm - 1024;
   int copies = int(std::min<int64_t>(kThreads / 8, std::max<int64_t>(1, per_block / std::max<int64_t>(1, bin_bytes))));
-  bool shared = bin_bytes <= device.shared_per_block_optin;
+  bool shared = bin_bytes + kStaticSharedReserve <= device.shared_per_block_optin;  // the kernel's own __shared__ too
   if (g_strategy == 2) shared = false;
   plan.spec = spec(kHistogramCount);
   plan.block[0] = kThreads;

@@ -64,6 +64,7 @@ int scatter_element_for(DType dtype, const char* op, bool arithmetic) {
 }
 
 void check_self_distinct(const TensorDesc& self) {
+  if (self.numel() == 0) return;  // nothing to write, nothing to overlap
   for (int d = 0; d < self.ndim; ++d)
     if (self.strides[d] == 0 && self.shape[d] > 1)
       throw value_error("self: expected an array whose elements do not overlap, as an in-place op writes it (got a "
