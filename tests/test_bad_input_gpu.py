@@ -170,12 +170,3 @@ def test_bad_call_then_good_call(op, make_args, kwargs, exc, message):
     got, expected = good_call(op, d)
     torch.cuda.synchronize()
     assert torch.allclose(got, expected, rtol=1e-5, atol=1e-5)
-
-
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
-def test_arrays_on_two_gpus_are_refused():
-    x = torch.randn(10, 20, device="cuda:0")
-    idx = torch.tensor([1], device="cuda:1")
-    with pytest.raises(ValueError, match=r"index: expected an array on cuda:0 like x \(got cuda:1\)"):
-        jitops.index_select(x, 0, idx)
-    assert torch.equal(jitops.index_select(x, 0, idx.to("cuda:0")), x[[1]])
