@@ -150,8 +150,10 @@ CallArrays::CallArrays(const OperandArg* operand_list, size_t count, py::handle 
     if (device_from && dev != device_)
       throw value_error(std::string(op.name) + ": expected an array on cuda:" + std::to_string(device_) + " like " +
                         device_from + " (got cuda:" + std::to_string(dev) + ")");
-    device_ = dev;
-    device_from = op.name;
+    if (!device_from) {  // messages name the first array that set the device
+      device_ = dev;
+      device_from = op.name;
+    }
   }
   // Phase 2: the stream the kernels run on, and the DLPack handshake value.
   if (!stream.is_none()) {
