@@ -110,19 +110,19 @@ py::object execute(CallArrays& call, const LaunchPlan* plans, int count, py::obj
     throw type_error("VirtualArray describes a shape for jitops.explain(); it holds no memory to compute on");
   if (count > 0) {
     const int device = call.device();
-    for (int i = 0; i < count; ++i) {
-      LoadedKernelRef k = find_loaded(plans[i].spec, device);
-      if (!k) {
-        py::gil_scoped_release release;
-        k = load_kernel(plans[i].spec, device);
+    const bool sync = index_check_mode() == IndexCheckMode::Sync;
+    {
+      // Other Python threads run while this one compiles, launches and waits.
+      py::gil_scoped_release release;
+      for (int i = 0; i < count; ++i) {
+        LoadedKernelRef k = find_loaded(plans[i].spec, device);
+        if (!k) k = load_kernel(plans[i].spec, device);
+        device_context(device).make_current();
+        launch(plans[i], *k, call.stream());
       }
-      device_context(device).make_current();
-      launch(plans[i], *k, call.stream());
+      if (sync) JITOPS_CU(driver().cuStreamSynchronize(call.stream()), "cuStreamSynchronize");
     }
-    if (index_check_mode() == IndexCheckMode::Sync) {
-      JITOPS_CU(driver().cuStreamSynchronize(call.stream()), "cuStreamSynchronize");
-      raise_pending_index_error(device);
-    }
+    if (sync) raise_pending_index_error(device);
   }
   return call.finish(std::move(out), out_slot);
 }
