@@ -1,7 +1,7 @@
 """What the default index checks cost: each indexed case timed with
-set_index_checks("async") and with "off" in interleaved pairs (L2 flushed
-before each run, as every bench timing), so that clock and thermal drift fall
-on both alike. Each mode's time is the mean of its middle half of runs: a
+set_index_checks("async") and with "off" in interleaved pairs, in alternating
+order (L2 flushed before each run, as every bench timing), so that drift and
+any advantage of going first or second fall on both alike. Each mode's time is the mean of its middle half of runs: a
 median of event times quantized to ~0.5 us cannot resolve a 1% difference
 on a 5 us kernel, the interquartile mean of 200 jittered runs can."""
 
@@ -24,8 +24,8 @@ def index_check_cost(timer, fn, reps):
             jitops.set_index_checks(mode)
             fn()
         runs = []
-        for _ in range(2 * reps):
-            for mode in modes:
+        for i in range(2 * reps):
+            for mode in (modes if i % 2 == 0 else modes[::-1]):  # ABBA: neither mode always goes first
                 jitops.set_index_checks(mode)
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 timer.flush.zero_()
