@@ -32,7 +32,38 @@ BAD_CALLS = [
     ("gather", (X, 1, V([10], "int64")), {}, ValueError, "index: expected as many dimensions as x (2) (got 1"),
     ("gather", (X, 1, V([11, 3], "int64")), {}, ValueError, "index: size 11 of dimension 0 exceeds x's size 10"),
     ("gather", (X, 5, V([10, 3], "int64")), {}, IndexError, "dim: expected a dimension in [-2, 1] (got 5)"),
+    ("index_add_", (X, 0, I64, V([5, 20], "float64")), {}, TypeError, "source: expected dtype float32 like self (got float64)"),
+    ("index_add_", (X, 0, I64, V([4, 20], "float32")), {}, ValueError, "source: expected self's shape (10,20) with dimension 0 of size len(index) = 5"),
+    ("index_add_", (V([10, 20], "complex64"), 0, I64, V([5, 20], "complex64")), {}, TypeError, "self: index_add_ supports int8"),
+    ("index_add_", (V([10, 20], "float32", strides=[0, 1]), 0, I64, V([5, 20], "float32")), {}, ValueError, "self: expected an array whose elements do not overlap"),
+    ("index_add_", (X, 0, I64, V([5, 20], "float32")), dict(deterministic="yes"), TypeError, "deterministic: expected a bool (got str)"),
+    ("index_fill_", (X, 0, I64, "v"), {}, TypeError, "value: expected a number (got str)"),
+    ("scatter_add_", (X, 0, I64, X), {}, ValueError, "index: expected index, src and self to have the same number of dimensions"),
+    ("scatter_reduce_", (X, 0, V([2, 20], "int64"), X, "max"), {}, ValueError, "reduce: expected 'sum', 'prod', 'mean', 'amax' or 'amin' (got 'max')"),
+    ("scatter_reduce_", (X, 0, V([2, 20], "int64"), X, "sum"), dict(include_self=1), TypeError, "include_self: expected a bool (got int)"),
+    ("histc", (X,), dict(bins=0), ValueError, "bins: expected a positive number of bins"),
+    ("histc", (X,), dict(min=3, max=1), ValueError, "max: expected max >= min"),
+    ("histc", (X,), dict(min=float("nan")), ValueError, "min: expected a finite range"),
+    ("histc", (X,), dict(out=V([7], "float32")), ValueError, "out: expected shape (100,) (got (7,))"),
+    ("histc", (V([10], "complex64"),), {}, TypeError, "x: histc supports floating and integer dtypes (got complex64)"),
+    ("upsample_nearest2d", (V([2, 3, 4], "float32"),), dict(scale_factor=2), ValueError, "x: expected a 4-d array (N, C, H, W)"),
+    ("upsample_nearest2d", (V([1, 2, 3, 4], "float32"),), {}, ValueError, "size: expected exactly one of size and scale_factor (got neither)"),
+    ("upsample_nearest2d", (V([1, 2, 3, 4], "int32"),), dict(scale_factor=2), TypeError, "x: upsample_nearest2d supports float16"),
+    ("upsample_nearest2d_backward", (V([1, 2, 6, 8], "float32"), (1, 3, 3, 4)), {}, ValueError, "grad_output: expected shape (1, 3, 6, 8)"),
+    ("add", (X, V([3, 3], "float32")), {}, ValueError, "y: shape (3,3) does not broadcast with (10,20)"),
+    ("mul", (X, V([10, 20], "float64")), {}, TypeError, "y: expected dtype float32 like x (got float64)"),
+    ("index_select", (None, 0, I64), {}, TypeError, "x: expected an array (got None)"),
+    ("index_select", (X, "0", I64), {}, TypeError, "dim: expected an int (got str)"),
 ]
+
+# A correct call of each op, made after each bad one.
+GOOD_CALLS = {
+    "index_select": (X, 0, I64), "take": (X, I64), "gather": (X, 1, V([10, 3], "int64")),
+    "index_add_": (X, 0, I64, V([5, 20], "float32")), "index_fill_": (X, 0, I64, 1.0),
+    "scatter_add_": (X, 0, V([2, 20], "int64"), X), "scatter_reduce_": (X, 0, V([2, 20], "int64"), X, "amax"),
+    "histc": (X,), "upsample_nearest2d": (V([1, 2, 3, 4], "float32"), None, 2),
+    "upsample_nearest2d_backward": (V([1, 2, 6, 8], "float32"), (1, 2, 3, 4)), "add": (X, X), "mul": (X, 2.0),
+}
 
 
 @pytest.mark.parametrize("op,args,kwargs,exc,message", BAD_CALLS, ids=[c[4][:40] for c in BAD_CALLS])
@@ -41,8 +72,7 @@ def test_bad_call(op, args, kwargs, exc, message):
         jitops.explain(op, *args, arch="sm_90", **kwargs)
     assert message in str(info.value)
     # A correct call still works afterwards.
-    assert jitops.explain(op, X, *(() if op == "take" else (0,)), I64 if op != "gather" else V([10, 3], "int64"),
-                          arch="sm_90")
+    assert jitops.explain(op, *GOOD_CALLS[op], arch="sm_90")
 
 
 def test_unknown_op_and_arch():
