@@ -167,35 +167,13 @@ template <typename T, int Dims>
 struct Binner {
   typedef typename HistogramTraits<T>::Acc A;
   A lo, hi;
-  A width, inverse;  // hi - lo and its reciprocal (floating types), set by prepare()
   int bins;
   unsigned int* shared;  // this warp's sub-histogram, or nullptr: global counts
   unsigned long long* global;
-
-  __device__ __forceinline__ void prepare() {
-    width = hi - lo;
-    if constexpr (HistogramTraits<T>::kFloat) inverse = A(1) / width;
-  }
-
-  // (int)(t / width) exactly as the correctly rounded division gives it, but
-  // by a multiplication: t * inverse is within 2 ulps of t / width, so its
-  // floor is the division's unless it lies within a few ulps of an integer
-  // (a bin edge), where the division itself decides. A division per element
-  // cost the counting pass ~20% of its time (2^26 float32 on an H200).
-  __device__ __forceinline__ long long bin_of(A t) const {
-    if constexpr (HistogramTraits<T>::kFloat) {
-      const A q = t * inverse;
-      const A k = floor(q);
-      const A margin = (q > A(1) ? q : A(1)) * A(sizeof(A) == 4 ? 1.0 / (1 << 19) : 1.0 / (1ll << 48));
-      if (q - k > margin && (k + A(1)) - q > margin) return (long long)(int)k;
-    }
-    return (long long)(int)(t / width);
-  }
-
   __device__ __forceinline__ void operator()(T v) {
     const A a = A(v);
     if (!(a >= lo && a <= hi)) return;  // also drops NaN
-    long long bin = bin_of((a - lo) * A(bins));
+    long long bin = (long long)(int)((a - lo) * A(bins) / (hi - lo));
     if (bin >= bins) bin = bins - 1;  // the last bin is closed: x == hi lands in it
     if (bin < 0) bin = 0;
     if (shared) atomicAdd(&shared[bin], 1u);
@@ -268,10 +246,7 @@ __device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) 
     for (int i = threadIdx.x; i < p.copies * p.bins; i += blockDim.x) sub_histograms[i] = 0;
     __syncthreads();
   }
-  if (counting_range<T>(p, b.lo, b.hi)) {
-    b.prepare();
-    for_each_value<T, Vec>(p, b);
-  }
+  if (counting_range<T>(p, b.lo, b.hi)) for_each_value<T, Vec>(p, b);
   if (p.copies > 0) {
     __syncthreads();
     for (int bin = threadIdx.x; bin < p.bins; bin += blockDim.x) {
