@@ -36,7 +36,11 @@ size_t initial_limit() {
 struct Registry {
   std::shared_mutex mutex;
   std::unordered_map<SpecDevice, std::shared_ptr<const LoadedKernel>, SpecDeviceHash> loaded;
-  std::atomic<uint64_t> tick{0};  // use order, for least-recently-used eviction
+  // Advances at each load (the only time anything is evicted). A lookup
+  // stamps its kernel with the current value: kernels used since the last
+  // load rank above the rest, which is all least-recently-used eviction needs,
+  // and the per-call path does no read-modify-write on a shared counter.
+  std::atomic<uint64_t> tick{0};
   size_t limit = initial_limit();
   std::mutex prepare_mutex;  // serializes slow paths: one compile per spec
   std::unordered_map<SpecDevice, PreparedKernel, SpecDeviceHash> prepared;  // device field holds the arch
@@ -134,7 +138,9 @@ LoadedKernelRef find_loaded(const KernelSpec& spec, int device) {
   auto it = r.loaded.find(SpecDevice{spec, device});
   if (it == r.loaded.end()) return nullptr;
   registry_counters().memory_hits.fetch_add(1, std::memory_order_relaxed);
-  it->second->last_use.store(r.tick.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
+  const uint64_t now = r.tick.load(std::memory_order_relaxed);
+  if (it->second->last_use.load(std::memory_order_relaxed) != now)  // no write (no line bouncing) when current
+    it->second->last_use.store(now, std::memory_order_relaxed);
   return it->second;
 }
 
@@ -207,7 +213,7 @@ LoadedKernelRef load_kernel(const KernelSpec& spec, int device) {
   loaded->resources.local_bytes = attr(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
   loaded->resources.max_threads = attr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   registry_counters().loads++;
-  loaded->last_use.store(r.tick.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
+  loaded->last_use.store(r.tick.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   LoadedKernelRef out = loaded;
   evicted = evict_to(r, r.limit - 1);
   r.loaded.emplace(SpecDevice{spec, device}, std::move(loaded));
