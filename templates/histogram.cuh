@@ -6,7 +6,9 @@
 // and the counting kernel reads them from device memory: no host round trip.
 // Counting uses sub-histograms (one per 8 lanes) of 32-bit counters in shared memory
 // (copies > 0), or 64-bit atomics in global memory when the bins do not fit;
-// the last block to finish converts the counts into the output.
+// the last block to finish converts the counts into the output. With an
+// automatic range the counting kernel reads x backwards: the first values it
+// reads are the last ones the range kernel read, still in L2.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -77,15 +79,10 @@ template <> struct HistogramTraits<double, false, true> {
   __device__ static double from_key(Key k) { return double_from_key(k); }
 };
 
-template <typename T> __device__ __forceinline__ bool is_nan_value(T v) { return false; }
-template <> __device__ __forceinline__ bool is_nan_value<__half>(__half v) { return __hisnan(v); }
-template <> __device__ __forceinline__ bool is_nan_value<__nv_bfloat16>(__nv_bfloat16 v) { return __hisnan(v); }
-template <> __device__ __forceinline__ bool is_nan_value<float>(float v) { return v != v; }
-template <> __device__ __forceinline__ bool is_nan_value<double>(double v) { return v != v; }
-
-// Calls f(value) for every element of x, in packs of Vec when dense (Dims 0).
+// Calls f(value) for every element of x, in packs of Vec when dense (Dims 0),
+// last pack first when `backwards`.
 template <typename T, int Vec, int Dims, typename F>
-__device__ __forceinline__ void for_each_value(const HistogramParams<Dims>& p, F& f) {
+__device__ __forceinline__ void for_each_value(const HistogramParams<Dims>& p, F& f, bool backwards = false) {
   const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long threads = (long long)gridDim.x * blockDim.x;
   const T* x = static_cast<const T*>(p.x);
@@ -96,14 +93,17 @@ __device__ __forceinline__ void for_each_value(const HistogramParams<Dims>& p, F
     typedef Pack<T, Vec> P;
     const long long packs = p.n / Vec;
     const long long step = threads * kUnroll;
+    // Pack i of the walk; backwards maps it to packs - 1 - i.
+    const P* first = reinterpret_cast<const P*>(x) + (backwards ? packs - 1 : 0);
+    const long long dir = backwards ? -1 : 1;
     P cur[kUnroll], next[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-      if (tid + u * threads < packs) cur[u] = reinterpret_cast<const P*>(x)[tid + u * threads];
+      if (tid + u * threads < packs) cur[u] = load_pack_readonly(first + dir * (tid + u * threads));
     for (long long base = tid; base < packs; base += step) {
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
-        if (base + step + u * threads < packs) next[u] = reinterpret_cast<const P*>(x)[base + step + u * threads];
+        if (base + step + u * threads < packs) next[u] = load_pack_readonly(first + dir * (base + step + u * threads));
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
         if (base + u * threads < packs) {
@@ -129,17 +129,44 @@ __device__ __forceinline__ void for_each_value(const HistogramParams<Dims>& p, F
   }
 }
 
-template <typename T>
+__device__ __forceinline__ unsigned int acc_key(float a) { return float_key(a); }
+__device__ __forceinline__ unsigned long long acc_key(double a) { return double_key(a); }
+
+// One thread's min and max. Integers fold ordered keys; floats fold in their
+// accumulate type with fmin/fmax, which skip NaN (two instructions a value
+// instead of a key conversion and a NaN test), and become keys at the end.
+template <typename T, bool Float = HistogramTraits<T>::kFloat>
 struct RangeFolder {
   typedef typename HistogramTraits<T>::Key Key;
   Key lo_inv = 0, hi = 0;  // complement of the smallest key, largest key
   bool seen = false;
   __device__ __forceinline__ void operator()(T v) {
-    if (is_nan_value(v)) return;
     const Key k = HistogramTraits<T>::key(v);
     lo_inv = max(lo_inv, Key(~k));
     hi = max(hi, k);
     seen = true;
+  }
+  __device__ __forceinline__ bool keys(unsigned long long& lo_key_inv, unsigned long long& hi_key) const {
+    lo_key_inv = lo_inv;
+    hi_key = hi;
+    return seen;
+  }
+};
+template <typename T>
+struct RangeFolder<T, true> {
+  typedef typename HistogramTraits<T>::Acc A;
+  typedef typename HistogramTraits<T>::Key Key;
+  A lo = A(__int_as_float(0x7f800000)), hi = -A(__int_as_float(0x7f800000));  // +inf, -inf
+  __device__ __forceinline__ void operator()(T v) {
+    const A a = A(v);
+    lo = fmin(lo, a);
+    hi = fmax(hi, a);
+  }
+  __device__ __forceinline__ bool keys(unsigned long long& lo_key_inv, unsigned long long& hi_key) const {
+    const bool seen = lo <= hi;  // false only when every value was NaN
+    lo_key_inv = seen ? Key(~acc_key(lo)) : 0;
+    hi_key = seen ? acc_key(hi) : 0;
+    return seen;
   }
 };
 
@@ -149,33 +176,80 @@ __device__ __forceinline__ unsigned long long warp_max(unsigned long long v) {
   return v;
 }
 
-// Kernel 1 (auto range): min and max of the non-NaN values into scratch.
+// Kernel 1 (auto range): min and max of the non-NaN values into scratch,
+// folded across the block first: one atomicMax per block and word.
 template <typename T, int Vec, int Dims>
 __device__ __forceinline__ void histogram_range(const HistogramParams<Dims>& p) {
+  __shared__ unsigned long long warp_lo_inv[32], warp_hi[32];
+  __shared__ int warp_seen[32];
   RangeFolder<T> r;
   for_each_value<T, Vec>(p, r);
-  const unsigned long long lo_inv = warp_max((unsigned long long)r.lo_inv), hi = warp_max((unsigned long long)r.hi);
-  const bool seen = __any_sync(0xFFFFFFFFu, r.seen);
-  if ((threadIdx.x & 31) == 0 && seen) {
+  unsigned long long lo_inv, hi;
+  const bool seen = r.keys(lo_inv, hi);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+  lo_inv = warp_max(lo_inv);
+  hi = warp_max(hi);
+  const bool warp_saw = __any_sync(0xFFFFFFFFu, seen);
+  if (lane == 0) {
+    warp_lo_inv[warp] = lo_inv;
+    warp_hi[warp] = hi;
+    warp_seen[warp] = warp_saw;
+  }
+  __syncthreads();
+  if (warp != 0) return;
+  lo_inv = warp_max(lane < warps ? warp_lo_inv[lane] : 0ull);
+  hi = warp_max(lane < warps ? warp_hi[lane] : 0ull);
+  if (__any_sync(0xFFFFFFFFu, lane < warps && warp_seen[lane]) && lane == 0) {
     atomicMax(&p.scratch[0], lo_inv);
     atomicMax(&p.scratch[1], hi);
     p.scratch[2] = 1;
   }
 }
 
+// (num / width), rounded as an IEEE division rounds, for num in [0, width * scale].
+// float: Markstein's correction of num * RN(1 / width), which is the correctly
+// rounded quotient when nothing overflows or underflows: three instructions
+// instead of a division (reciprocal, refinement and a range check each value).
+// `exact` is false where the range could overflow or underflow; those divide.
+template <typename A>
+struct BinDivider {
+  A width;
+  __device__ __forceinline__ void init(A w) { width = w; }
+  __device__ __forceinline__ A operator()(A num) const { return num / width; }
+};
+template <>
+struct BinDivider<float> {
+  float width, inverse;
+  bool exact;
+  __device__ __forceinline__ void init(float w) {
+    width = w;
+    inverse = __frcp_rn(w);
+    // Quotients below 1/2 (all that an underflow can touch) land in bin 0
+    // however they round, so only widths and numerators far from the ends
+    // of the exponent range need the division.
+    exact = w >= 0x1p-100f && w <= 0x1p+100f;
+  }
+  __device__ __forceinline__ float operator()(float num) const {
+    if (!exact) return num / width;
+    const float q = num * inverse;
+    return fmaf(fmaf(-width, q, num), inverse, q);
+  }
+};
+
 template <typename T, int Dims>
 struct Binner {
   typedef typename HistogramTraits<T>::Acc A;
-  A lo, hi;
+  A lo, hi, scale;
+  BinDivider<A> divide;
   int bins;
   unsigned int* shared;  // this warp's sub-histogram, or nullptr: global counts
   unsigned long long* global;
   __device__ __forceinline__ void operator()(T v) {
     const A a = A(v);
     if (!(a >= lo && a <= hi)) return;  // also drops NaN
-    long long bin = (long long)(int)((a - lo) * A(bins) / (hi - lo));
+    int bin = int(divide((a - lo) * scale));
     if (bin >= bins) bin = bins - 1;  // the last bin is closed: x == hi lands in it
-    if (bin < 0) bin = 0;
+    if (bin < 0) bin = 0;             // an integer range so wide that the product wrapped
     if (shared) atomicAdd(&shared[bin], 1u);
     else atomicAdd(&global[bin], 1ull);
   }
@@ -236,9 +310,10 @@ template <typename T, typename Out, int Vec, int Dims>
 __device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) {
   extern __shared__ unsigned int sub_histograms[];
   unsigned long long* counts = p.scratch + kHistogramHeaderWords;
+  unsigned long long* block_counts = counts + (long long)(blockIdx.x % p.global_copies) * p.bins;
   Binner<T, Dims> b;
   b.bins = p.bins;
-  b.global = counts;
+  b.global = block_counts;
   // A sub-histogram per group of 8 lanes (while they fit): shared atomics on
   // one address serialize, and normal data sends many lanes to the same bins.
   b.shared = p.copies > 0 ? sub_histograms + ((threadIdx.x >> 3) % p.copies) * p.bins : nullptr;
@@ -246,13 +321,19 @@ __device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) 
     for (int i = threadIdx.x; i < p.copies * p.bins; i += blockDim.x) sub_histograms[i] = 0;
     __syncthreads();
   }
-  if (counting_range<T>(p, b.lo, b.hi)) for_each_value<T, Vec>(p, b);
+  if (counting_range<T>(p, b.lo, b.hi)) {
+    typedef typename HistogramTraits<T>::Acc A;
+    // Integers: int64 arithmetic as PyTorch's; its bin is truncated by the int cast.
+    b.scale = A(b.bins);
+    b.divide.init(b.hi - b.lo);
+    for_each_value<T, Vec>(p, b, p.auto_range != 0);
+  }
   if (p.copies > 0) {
     __syncthreads();
     for (int bin = threadIdx.x; bin < p.bins; bin += blockDim.x) {
       unsigned long long c = 0;
       for (int k = 0; k < p.copies; ++k) c += sub_histograms[k * p.bins + bin];
-      if (c) atomicAdd(&counts[bin], c);
+      if (c) atomicAdd(&block_counts[bin], c);
     }
   }
   // The last block done converts the counts (threadfence: its adds are seen).
@@ -265,7 +346,8 @@ __device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) 
   __threadfence();
   Out* out = static_cast<Out*>(p.out);
   for (int bin = threadIdx.x; bin < p.bins; bin += blockDim.x) {
-    const unsigned long long c = *(volatile unsigned long long*)&counts[bin];
+    unsigned long long c = 0;
+    for (int g = 0; g < p.global_copies; ++g) c += __ldcg(&counts[(long long)g * p.bins + bin]);  // L2, not L1
     out[(long long)bin * p.out_stride] = count_as<Out>(c);
   }
 }

@@ -145,3 +145,32 @@ def test_empty_input_gives_zeros():
     got = jitops.histc(torch.empty(0, device=DEVICE), 7)
     jitops.synchronize()  # no error is pending: an empty input has a finite range
     assert torch.equal(got, torch.zeros(7, device=DEVICE))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("bins", [3, 7, 100, 1000])
+@pytest.mark.parametrize("lo,hi", [(-1.7, 2.3), (0.1, 0.7), (-3.0, 3.0), (1e-31, 5e-31), (-1e30, 1e30)])
+def test_values_at_bin_edges(dtype, bins, lo, hi):
+    """Values on and up to two ulps around every bin edge: the bin must be the
+    one PyTorch's correctly rounded float division gives (the kernel divides
+    by a multiplication with a corrected reciprocal where the range allows it,
+    and by a division where that could overflow or underflow: the last two
+    ranges here)."""
+    if dtype == "float16" and hi > 65504:
+        pytest.skip("the range is not finite in float16")
+    edges = np.array([lo + k * (hi - lo) / bins for k in range(bins + 1)], dtype=np.float32)
+    values = [edges, np.float32([np.nan])]
+    for direction in (np.inf, -np.inf):
+        moved = edges
+        for _ in range(2):
+            moved = np.nextafter(moved, np.float32(direction), dtype=np.float32)
+            values.append(moved)
+    x = torch.from_numpy(np.concatenate(values)).to(getattr(torch, dtype)).to(DEVICE)
+    for kwargs in (dict(min=lo, max=hi), {}):
+        r_lo, r_hi = (in_x_type(x, lo), in_x_type(x, hi)) if kwargs else data_range(x)
+        expected = reference(x, bins, r_lo, r_hi)
+        out = poisoned_like(torch, (bins,), torch.int64, DEVICE)
+        jitops.histc(x, bins, out=out, counts_dtype="int64", **kwargs)
+        np.testing.assert_array_equal(out.cpu().numpy(), expected, err_msg=str(kwargs or "auto range"))
+        if dtype == "float32" and kwargs:  # torch.histc refuses the NaN in an auto range
+            np.testing.assert_array_equal(out.cpu().numpy(), torch.histc(x, bins, **kwargs).cpu().numpy())

@@ -19,6 +19,9 @@ struct HistcRequest {
 // Checks x's dtype, bins and the range; TypeError/ValueError naming the argument.
 void check_histc(const TensorDesc& x, const HistcRequest& r);
 
+// Copies of the counts in scratch (templates/jitops/histogram_params.h).
+int histogram_global_copies(int64_t bins);
+
 // 64-bit words of scratch the launches need (zeroed before them).
 size_t histc_scratch_words(int64_t bins);
 

@@ -6,9 +6,13 @@
 //   [1] key of the largest value seen
 //   [2] 1 when any value was seen (auto range)
 //   [3] blocks of the counting kernel that are done (the last one writes out)
-//   [4, 4 + bins) the counts
+//   [4, 4 + global_copies * bins) the counts, in global_copies copies: block
+//       b adds into copy b % global_copies, and the last block sums them
 // Keys order values as unsigned integers, so a cross-block min/max is one
 // atomicMax per block: no race between blocks, no second pass.
+// Atomics on one address serialize in L2 (about 2.5 ns each on an H200), so
+// every block folds its own values first and sends one atomic per word; the
+// copies spread the per-block adds of the counts over more addresses.
 #pragma once
 #include "jitops/index_errors.h"
 
@@ -31,7 +35,7 @@ struct HistogramParams {
   double lo, hi;          // explicit range of a floating x, already in x's type
   int64_t ilo, ihi;       // explicit range of an integer x
   int32_t ndim;           // strided layout (Dims > 0)
-  int32_t pad;
+  int32_t global_copies;  // copies of the counts in scratch (at least 1)
   int64_t sizes[Dims > 0 ? Dims : 1];
   int64_t strides[Dims > 0 ? Dims : 1];
 };

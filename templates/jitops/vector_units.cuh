@@ -22,6 +22,14 @@ struct alignas(sizeof(T) * N) Pack {
 template <typename T>
 __device__ __forceinline__ T load_readonly(const T* p) { return __ldg(p); }
 
+// A Pack through the read-only path (ld.global.nc), as one load of its size.
+template <typename P>
+__device__ __forceinline__ P load_pack_readonly(const P* p) {
+  typedef typename UnitOf<sizeof(P)>::type U;
+  const U u = __ldg(reinterpret_cast<const U*>(p));
+  return *reinterpret_cast<const P*>(&u);
+}
+
 template <typename T>
 __device__ __forceinline__ T zero_unit() { return T(0); }
 template <>
