@@ -4,8 +4,10 @@
 //   floats, double for double, int64 for integers.
 // With an automatic range, a first kernel finds min/max into scratch words
 // and the counting kernel reads them from device memory: no host round trip.
-// Counting uses sub-histograms (one per 8 lanes) of 32-bit counters in shared memory
-// (copies > 0), or 64-bit atomics in global memory when the bins do not fit;
+// Counting uses 32-bit counters in shared memory, one column per lane (the
+// counter of bin b for lane l at b * copies + l % copies, copies a power of
+// two up to 32: with 32 columns a warp's 32 atomics always hit 32 different
+// banks), or 64-bit atomics in global memory when the bins do not fit;
 // the last block to finish converts the counts into the output. With an
 // automatic range the counting kernel reads x backwards: the first values it
 // reads are the last ones the range kernel read, still in L2.
@@ -242,7 +244,8 @@ struct Binner {
   A lo, hi, scale;
   BinDivider<A> divide;
   int bins;
-  unsigned int* shared;  // this warp's sub-histogram, or nullptr: global counts
+  unsigned int* shared;  // this lane's column of counters, or nullptr: global counts
+  int stride;            // columns
   unsigned long long* global;
   __device__ __forceinline__ void operator()(T v) {
     const A a = A(v);
@@ -250,7 +253,7 @@ struct Binner {
     int bin = int(divide((a - lo) * scale));
     if (bin >= bins) bin = bins - 1;  // the last bin is closed: x == hi lands in it
     if (bin < 0) bin = 0;             // an integer range so wide that the product wrapped
-    if (shared) atomicAdd(&shared[bin], 1u);
+    if (shared) atomicAdd(&shared[bin * stride], 1u);
     else atomicAdd(&global[bin], 1ull);
   }
 };
@@ -314,9 +317,10 @@ __device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) 
   Binner<T, Dims> b;
   b.bins = p.bins;
   b.global = block_counts;
-  // A sub-histogram per group of 8 lanes (while they fit): shared atomics on
-  // one address serialize, and normal data sends many lanes to the same bins.
-  b.shared = p.copies > 0 ? sub_histograms + ((threadIdx.x >> 3) % p.copies) * p.bins : nullptr;
+  // Columns per lane (while they fit): a warp's shared atomics that share a
+  // bank replay, and normal data sends many lanes to the same few bins.
+  b.shared = p.copies > 0 ? sub_histograms + (threadIdx.x & (p.copies - 1)) : nullptr;
+  b.stride = p.copies;
   if (p.copies > 0) {
     for (int i = threadIdx.x; i < p.copies * p.bins; i += blockDim.x) sub_histograms[i] = 0;
     __syncthreads();
@@ -332,7 +336,8 @@ __device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) 
     __syncthreads();
     for (int bin = threadIdx.x; bin < p.bins; bin += blockDim.x) {
       unsigned long long c = 0;
-      for (int k = 0; k < p.copies; ++k) c += sub_histograms[k * p.bins + bin];
+      // Rotated so that the lanes of a warp read different banks.
+      for (int k = 0; k < p.copies; ++k) c += sub_histograms[bin * p.copies + ((k + bin) & (p.copies - 1))];
       if (c) atomicAdd(&block_counts[bin], c);
     }
   }

@@ -126,15 +126,16 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     p.ilo = int64_t(lo);
     p.ihi = int64_t(hi);
   }
-  // Shared-memory sub-histograms, one per 8 lanes while a full SM's worth of
-  // blocks still fits (fewer copies for more bins), at least one up to the
+  // Shared-memory counters, one column per lane while a full SM's worth of
+  // blocks still fits (fewer columns for more bins), at least one up to the
   // opt-in limit; beyond it, global atomics.
   constexpr int64_t kStaticSharedReserve = 64;
   LaunchPlan& plan = plans.emplace_back();
   int64_t blocks_per_sm = resolve(kHistogramCount, plan);
   const int64_t bin_bytes = r.bins * 4;
   const int64_t per_block = device.shared_per_sm / blocks_per_sm - 1024;
-  int copies = int(std::min<int64_t>(kThreads / 8, std::max<int64_t>(1, per_block / std::max<int64_t>(1, bin_bytes))));
+  int copies = 1;  // columns of counters: a power of two up to a warp's 32 lanes
+  while (copies < 32 && int64_t(copies) * 2 * bin_bytes <= per_block) copies *= 2;
   bool shared = bin_bytes + kStaticSharedReserve <= device.shared_per_block_optin;  // the kernel's own __shared__ too
   if (g_strategy == 2) shared = false;
   plan.spec = spec(kHistogramCount);
