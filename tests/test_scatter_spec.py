@@ -43,9 +43,29 @@ def test_sources_name_their_ops():
 
 
 def test_scatter_add_expanded_index_is_2d_and_vectorized():
-    (r,) = plans("scatter_add_", V([100000, 128], "float32"), 0, V([M, 128], "int64", strides=[1, 0]),
-                 V([M, 128], "float32"))
+    (r,) = plans("scatter_add_", V([1000, 128], "float32"), 0, V([4096, 128], "int64", strides=[1, 0]),
+                 V([4096, 128], "float32"))
     assert r["spec"]["dims"] == 2 and r["spec"]["vec"] == 4
+
+
+def test_many_wide_rows_are_sorted_by_destination_then_summed():
+    """2^20 rows of 128 into 100000 (the bench's scatter_add): count, scan, place, sum."""
+    for call in (("scatter_add_", V([100000, 128], "float32"), 0, V([M, 128], "int64", strides=[1, 0]),
+                  V([M, 128], "float32")),
+                 ("index_add_", V([100000, 128], "float16"), 0, V([M], "int32"), V([M, 128], "float16"))):
+        passes = plans(*call)
+        assert [p["spec"]["op"] for p in passes] == [10, 11, 12, 13]
+        assert [p["regime"].split(": ")[0] for p in passes] == ["row sums"] * 4
+        assert passes[-1]["spec"]["vec"] == 16 // (2 if call[1].dtype == "float16" else 4)
+        assert passes[1]["grid"][0] == 25  # one scan block per 4096 destinations
+        assert "row_sum<" in passes[-1]["source"] and "row_count<" in passes[0]["source"]
+    # hot rows, integers, products and narrow rows keep the atomic kernels
+    for call in (("index_add_", V([64, 128], "float32"), 0, V([M], "int64"), V([M, 128], "float32")),
+                 ("index_add_", V([100000, 128], "int32"), 0, V([M], "int64"), V([M, 128], "int32")),
+                 ("scatter_reduce_", V([100000, 128], "float32"), 0, V([M, 128], "int64", strides=[1, 0]),
+                  V([M, 128], "float32"), "prod"),
+                 ("index_add_", V([100000, 8], "float32"), 0, V([M], "int64"), V([M, 8], "float32"))):
+        assert [p["spec"]["op"] for p in plans(*call)][-1] < 10
 
 
 def test_deterministic_plans_keys_sort_reduce():

@@ -14,6 +14,7 @@
 #include "python/bindings/stream_scratch.h"
 #include "runtime/arg_error.h"
 #include "runtime/driver_api.h"
+#include "runtime/ops/row_sum_plan.h"
 #include "runtime/ops/scatter_ops.h"
 
 namespace py = pybind11;
@@ -68,6 +69,22 @@ py::object run_deterministic(CallArrays& call, ScatterProblem p, bool mean, py::
                  explain_arch);
 }
 
+// Whole rows added (see runtime/ops/row_sum_plan.h): sort them by destination,
+// then sum; scratch for the sort, zeroed where it counts.
+py::object run_row_sum(CallArrays& call, const ScatterProblem& p, const RowSumLayout& layout, py::handle self,
+                       int explain_arch) {
+  std::unique_ptr<StreamScratch> scratch;
+  int* words = reinterpret_cast<int*>(uintptr_t(256));  // planned, never launched
+  if (explain_arch < 0) {
+    scratch = std::make_unique<StreamScratch>(call, layout.scratch_words(), 0u, layout.zeroed_words());
+    words = scratch->data();
+  }
+  std::vector<LaunchPlan> plans;
+  plan_row_sum(p, layout, words, planning_device(call, explain_arch), planning_error_slot(call, explain_arch), plans);
+  return execute(call, plans.data(), int(plans.size()), py::reinterpret_borrow<py::object>(self), kSlotSelf,
+                 explain_arch);
+}
+
 py::object index_add_like(PyObject* const* a, int op, int op_code, PyObject* alpha, bool deterministic = false) {
   CallArrays call({{"self", a[0]}, {"index", a[2]}, {"source", a[3]}}, or_none(a[5]));
   enter_call(call);
@@ -84,6 +101,10 @@ py::object index_add_like(PyObject* const* a, int op, int op_code, PyObject* alp
   }
   if (deterministic && op == kScatterAdd && is_floating(call[kSlotSelf].dtype))
     return run_deterministic(call, p, false, a[0], explain_arg(a[6]));
+  if (op == kScatterAdd) {
+    const RowSumLayout layout = row_sum_layout(p);
+    if (layout.applies) return run_row_sum(call, p, layout, a[0], explain_arg(a[6]));
+  }
   return run_plans(call, &p, 1, a[0], explain_arg(a[6]));
 }
 
@@ -149,6 +170,10 @@ py::object scatter_like(PyObject* const* a, const std::string& reduce, bool incl
     passes[count++] = prepare;
   }
   passes[count++] = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], op, op_code);
+  if (count == 1 && op == kScatterAdd) {
+    const RowSumLayout layout = row_sum_layout(passes[0]);
+    if (layout.applies) return run_row_sum(call, passes[0], layout, a[0], explain_arch);
+  }
   if (mean) passes[count++] = mean_finish_problem(self, passes[0].counts, include_self);
   return run_plans(call, passes, count, a[0], explain_arch);
 }
@@ -207,6 +232,8 @@ void bind_scatter_ops(py::module_& m) {
   m.def("_set_small_index_threshold", &set_small_index_threshold,
         "Development knob: the most indices that use the small-index regime.");
   m.def("_small_index_threshold", &small_index_threshold);
+  m.def("_set_row_sum_mode", &set_row_sum_mode,
+        "Development knob: row sums (sort rows by destination, then sum) 0 off, 1 where they pay, 2 wherever they apply.");
 }
 
 }  // namespace jitops

@@ -10,14 +10,16 @@
 
 namespace jitops {
 
-// A scratch buffer of 32-bit words set to `fill`, on the call's stream, freed
-// (stream-ordered) when done.
+// A scratch buffer of 32-bit words, the first `filled` of them (all, by
+// default) set to `fill`, on the call's stream, freed (stream-ordered) when done.
 class StreamScratch {
  public:
-  StreamScratch(const CallArrays& call, size_t words, unsigned fill) : stream_(call.stream()) {
+  StreamScratch(const CallArrays& call, size_t words, unsigned fill, size_t filled = size_t(-1))
+      : stream_(call.stream()) {
     device_context(call.device()).make_current();
     JITOPS_CU(driver().cuMemAllocAsync(&ptr_, words * 4, stream_), "cuMemAllocAsync");
-    JITOPS_CU(driver().cuMemsetD32Async(ptr_, fill, words, stream_), "cuMemsetD32Async");
+    filled = filled < words ? filled : words;
+    if (filled) JITOPS_CU(driver().cuMemsetD32Async(ptr_, fill, filled, stream_), "cuMemsetD32Async");
   }
   ~StreamScratch() {
     if (ptr_) driver().cuMemFreeAsync(ptr_, stream_);

@@ -46,6 +46,8 @@ def _calls(op, dtype, index_dtype):
             calls += [((v((5000, 64), dtype), 0, v((n,), i), v((n, 64), dtype)), {}),
                       ((v((64, 5000), dtype), 1, v((n,), i), v((64, n), dtype)), {}),
                       ((v((100000,), dtype), 0, v((n,), i), v((n,), dtype)), {})]
+        if op == "index_add_":  # many wide rows: sorted by destination, then summed (row sums)
+            calls.append(((v((100000, 128), dtype), 0, v((1 << 20,), i), v((1 << 20, 128), dtype)), {}))
     elif op == "index_fill_":
         calls += [((v((5000, 64), dtype), 0, v((16,), i), 1.5), {}), ((v((64, 5000), dtype), 1, v((16,), i), 1.5), {})]
     elif op == "scatter_add_":

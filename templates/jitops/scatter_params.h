@@ -23,6 +23,12 @@ enum ScatterOp : int32_t {
   kScatterMeanFinish = 7,  // over self: self /= counts (+1 with include_self) where counts > 0
   kScatterDetKeys = 8,     // deterministic sums: key = (destination, unit) per unit, for sorting
   kScatterDetReduce = 9,   // ... then one thread per destination adds its units in unit order
+  // Row sums (row_sort.cuh, RowSortParams): whole rows added to rows of self,
+  // combined before memory. A counting sort of the rows by destination ...
+  kScatterRowCount = 10,   // ... counts rows per destination (and per tile of destinations)
+  kScatterRowScan = 11,    // ... turns the counts into first sorted positions
+  kScatterRowPlace = 12,   // ... writes each row's sorted position
+  kScatterRowSum = 13,     // then each warp sums a run of sorted rows per destination
 };
 
 template <int Bits, int Dims>

@@ -1,0 +1,36 @@
+// Row sums (templates/row_sort.cuh): when an add moves whole contiguous rows
+// (index_add_ along the outer dim, scatter_add_ with an index expanded along
+// the rows), sort the rows by destination and sum each destination's rows
+// before writing, instead of one atomic per element.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "runtime/launch.h"
+#include "runtime/ops/scatter_plan.h"
+
+namespace jitops {
+
+struct RowSumLayout {
+  bool applies = false;
+  int vec = 1;
+  int64_t rows = 0, destinations = 0, row_units = 0;
+  int64_t index_stride = 0, position_stride = 0, src_row_stride = 0, self_row_stride = 0;
+  int tiles = 0;
+  size_t scratch_words() const;  // 32-bit words: counts, tile sums, total, perm, dest
+  size_t zeroed_words() const;   // the leading words that must start at zero
+};
+
+// Whether `problem` (an add, not yet collapsed) takes the row-sum path, and
+// its shape; applies == false keeps the atomic kernels.
+RowSumLayout row_sum_layout(ScatterProblem problem);
+
+// The four launches, with `scratch` holding layout.scratch_words() words whose
+// first zeroed_words() are zero.
+void plan_row_sum(const ScatterProblem& problem, const RowSumLayout& layout, int* scratch, const DeviceInfo& device,
+                  IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans);
+
+// Development knob: 0 off, 1 where it pays (the default), 2 wherever it applies.
+void set_row_sum_mode(int mode);
+
+}  // namespace jitops

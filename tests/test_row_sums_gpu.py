@@ -1,0 +1,123 @@
+"""Row sums (runtime/ops/row_sum_plan.h): index_add_ along the rows and
+scatter_add_ / scatter_reduce_('sum') with an index expanded along the rows,
+computed by sorting the rows by destination and summing each destination's
+rows before one write. Forced on small shapes (the development knob's mode 2)
+for every floating dtype x index dtype x row width (vector units of 16 bytes
+down to single elements, rows wider than a warp) x duplicates (none, some,
+every index equal) x alpha, against np.add.at; plus the default choice on the
+bench's scatter_add shape, bad indices and empty indices."""
+
+import numpy as np
+import pytest
+
+import jitops
+from jitops import _core
+from test_scatter_gpu import EPS, accumulate_reference, check_float, device_tensor, host, seed
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+
+DEVICE = "cuda"
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+
+
+@pytest.fixture
+def forced():
+    _core._set_row_sum_mode(2)
+    yield
+    _core._set_row_sum_mode(1)
+
+
+def regimes(fn, *args, **kwargs):
+    return [r["regime"] for r in jitops.explain(fn, *args, **kwargs)]
+
+
+def uses_row_sums(fn, *args, **kwargs):
+    return regimes(fn, *args, **kwargs)[-1] == "row sums: sum sorted rows per destination"
+
+
+@pytest.mark.parametrize("duplicates", ["distinct", "some", "all_equal"])
+@pytest.mark.parametrize("width", [40, 37, 300])
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_index_add_rows(forced, dtype, index_dtype, width, duplicates):
+    rng = np.random.default_rng(seed("rows", dtype, index_dtype, width, duplicates))
+    rows, destinations = 1000, {"distinct": 1000, "some": 300, "all_equal": 50}[duplicates]
+    idx_h = {"distinct": rng.permutation(destinations)[:rows], "some": rng.integers(0, destinations, rows),
+             "all_equal": np.full(rows, 7)}[duplicates]
+    idx = torch.from_numpy(idx_h.astype(index_dtype)).to(DEVICE)
+    for alpha in (1, 0.75):
+        self_t = device_tensor(rng, (destinations, width), dtype, "contiguous")
+        # src rows sliced out of a wider array: the row stride is not the width
+        src_t = device_tensor(rng, (rows, width + 8), dtype, "contiguous")[:, 8:]
+        assert uses_row_sums(jitops.index_add_, self_t, 0, idx, src_t, alpha=alpha)
+        before = host(self_t)
+        assert jitops.index_add_(self_t, 0, idx, src_t, alpha=alpha) is self_t
+        scale = float(torch.tensor(alpha, dtype=getattr(torch, dtype)).double()) if alpha != 1 else 1
+        ref, bound = accumulate_reference(before, idx_h, host(src_t) * scale, dtype)
+        check_float(self_t, ref, bound, dtype)
+
+
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_scatter_add_with_an_index_expanded_along_rows(forced, dtype, index_dtype):
+    rng = np.random.default_rng(seed("scatter rows", dtype, index_dtype))
+    rows, destinations, width = 3000, 500, 64
+    idx_h = rng.integers(0, destinations, rows)
+    idx = torch.from_numpy(idx_h.astype(index_dtype)).to(DEVICE).view(rows, 1).expand(rows, width)
+    for op in ("scatter_add_", "scatter_reduce_"):
+        self_t = device_tensor(rng, (destinations, width), dtype, "contiguous")
+        src_t = device_tensor(rng, (rows, width), dtype, "contiguous")
+        args = (self_t, 0, idx, src_t) + (("sum",) if op == "scatter_reduce_" else ())
+        assert uses_row_sums(getattr(jitops, op), *args)
+        before = host(self_t)
+        getattr(jitops, op)(*args)
+        ref, bound = accumulate_reference(before, idx_h, host(src_t), dtype)
+        check_float(self_t, ref, bound, dtype)
+
+
+def test_chosen_by_default_on_the_bench_scatter_add_only():
+    self_t = torch.randn(100000, 128, device=DEVICE)
+    idx_h = np.random.default_rng(3).integers(0, 100000, 1 << 20)
+    idx = torch.from_numpy(idx_h).to(DEVICE).view(-1, 1).expand(-1, 128)
+    src_t = torch.randn(1 << 20, 128, device=DEVICE)
+    assert uses_row_sums(jitops.scatter_add_, self_t, 0, idx, src_t)
+    before = host(self_t)
+    jitops.scatter_add_(self_t, 0, idx, src_t)
+    ref, bound = accumulate_reference(before, idx_h, host(src_t), "float32")
+    check_float(self_t, ref, bound, "float32")
+    # hot rows (2^20 rows into 64) and small adds keep the atomic kernels
+    hot = torch.randn(64, 128, device=DEVICE)
+    hot_idx = torch.randint(0, 64, (1 << 20,), device=DEVICE)
+    assert not uses_row_sums(jitops.index_add_, hot, 0, hot_idx, src_t)
+    small = torch.randn(32768, 1024, device=DEVICE)
+    assert not uses_row_sums(jitops.index_add_, small, 0, torch.randint(0, 32768, (1024,), device=DEVICE),
+                             torch.randn(1024, 1024, device=DEVICE))
+
+
+def test_bad_index_is_reported_and_the_other_rows_added(forced):
+    self_t = torch.randn(100, 32, device=DEVICE)
+    idx_h = np.arange(200) % 100
+    idx_h[150] = 100
+    idx_h[170] = -1
+    src_t = torch.randn(200, 32, device=DEVICE)
+    before = host(self_t)
+    jitops.index_add_(self_t, 0, torch.from_numpy(idx_h).to(DEVICE), src_t)
+    with pytest.raises(IndexError, match=r"index holds 100 at position 150 .* dimension of size 100"):
+        jitops.synchronize()
+    good = np.ones(200, bool)
+    good[[150, 170]] = False
+    ref, bound = accumulate_reference(before, idx_h[good], host(src_t)[good], "float32")
+    check_float(self_t, ref, bound, "float32")
+    # expanded scatter index: the position counts every element of the index
+    idx2 = torch.from_numpy(idx_h).to(DEVICE).view(200, 1).expand(200, 32)
+    jitops.scatter_add_(self_t, 0, idx2, src_t)
+    with pytest.raises(IndexError, match=r"at position 4800 "):
+        jitops.synchronize()
+
+
+def test_empty_index(forced):
+    self_t = torch.randn(10, 32, device=DEVICE)
+    snapshot = self_t.clone()
+    jitops.index_add_(self_t, 0, torch.empty(0, dtype=torch.int64, device=DEVICE), torch.empty(0, 32, device=DEVICE))
+    assert torch.equal(self_t, snapshot)
