@@ -162,17 +162,8 @@ __device__ __forceinline__ void row_sum(const RowSortParams& p) {
   const int64_t total = *p.total;
   if (begin >= total) return;  // the whole warp
   const int count = int(min((int64_t)kRowSortRun, total - begin));
-  // Lane l holds pairs l, l + 32, l + 64, l + 96 of the run: two loads per
-  // lane for the whole run, then shuffles (a run of 32 spent a third of its
-  // time on these loads and the total's).
-  constexpr int kPerLane = kRowSortRun / 32;
-  int my_row[kPerLane], my_dest[kPerLane];
-#pragma unroll
-  for (int q = 0; q < kPerLane; ++q) {
-    const int j = q * 32 + lane;
-    my_row[q] = j < count ? p.perm[begin + j] : 0;
-    my_dest[q] = j < count ? p.dest[begin + j] : -1;
-  }
+  const int my_row = lane < count ? p.perm[begin + lane] : 0;
+  const int my_dest = lane < count ? p.dest[begin + lane] : -1;
   const T* src = static_cast<const T*>(p.src);
   for (int64_t first_unit = 0; first_unit < p.row_units; first_unit += 32) {
     const int64_t unit = first_unit + lane;
@@ -180,34 +171,29 @@ __device__ __forceinline__ void row_sum(const RowSortParams& p) {
     A acc[Vec];
 #pragma unroll
     for (int e = 0; e < Vec; ++e) acc[e] = A(0);
-    int cur = __shfl_sync(0xFFFFFFFFu, my_dest[0], 0);
+    int cur = __shfl_sync(0xFFFFFFFFu, my_dest, 0);
+    for (int k = 0; k < count; k += kInFlight) {
+      Pack<T, Vec> v[kInFlight];
 #pragma unroll
-    for (int q = 0; q < kPerLane; ++q) {
-      if (q * 32 >= count) break;  // the whole warp
-      for (int k = 0; k < 32; k += kInFlight) {
-        const int base = q * 32 + k;
-        Pack<T, Vec> v[kInFlight];
+      for (int u = 0; u < kInFlight; ++u) {
+        const int row = __shfl_sync(0xFFFFFFFFu, my_row, (k + u) & 31);
+        if (k + u < count && active) v[u] = load_pack<T, Vec>(src + (int64_t)row * p.src_row_stride + unit * Vec);
+      }
 #pragma unroll
-        for (int u = 0; u < kInFlight; ++u) {
-          const int row = __shfl_sync(0xFFFFFFFFu, my_row[q], k + u);
-          if (base + u < count && active) v[u] = load_pack<T, Vec>(src + (int64_t)row * p.src_row_stride + unit * Vec);
+      for (int u = 0; u < kInFlight; ++u) {
+        const int d = __shfl_sync(0xFFFFFFFFu, my_dest, (k + u) & 31);
+        if (k + u >= count) break;
+        if (d != cur) {  // the run of `cur` ends here
+          if (active) flush_unit<T, Vec>(p, cur, unit, acc);
+#pragma unroll
+          for (int e = 0; e < Vec; ++e) acc[e] = A(0);
+          cur = d;
         }
+        if (active) {
 #pragma unroll
-        for (int u = 0; u < kInFlight; ++u) {
-          const int d = __shfl_sync(0xFFFFFFFFu, my_dest[q], k + u);
-          if (base + u >= count) break;
-          if (d != cur) {  // the run of `cur` ends here
-            if (active) flush_unit<T, Vec>(p, cur, unit, acc);
-#pragma unroll
-            for (int e = 0; e < Vec; ++e) acc[e] = A(0);
-            cur = d;
-          }
-          if (active) {
-#pragma unroll
-            for (int e = 0; e < Vec; ++e) {
-              const T t = HasAlpha ? scale(v[u].v[e], p) : v[u].v[e];
-              acc[e] += widen<A>(t);
-            }
+          for (int e = 0; e < Vec; ++e) {
+            const T t = HasAlpha ? scale(v[u].v[e], p) : v[u].v[e];
+            acc[e] += widen<A>(t);
           }
         }
       }

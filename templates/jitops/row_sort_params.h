@@ -16,7 +16,7 @@ namespace jitops {
 
 constexpr int kRowSortTile = 4096;     // destinations per scan block
 constexpr int kRowSortMaxTiles = 1024; // tiles counted in one block's shared memory
-constexpr int kRowSortRun = 128;       // sorted rows per warp in the sums (4 per lane)
+constexpr int kRowSortRun = 32;        // sorted rows per warp in the sums
 
 struct RowSortParams {
   typedef int64_t Stride;  // add_pack's offsets
