@@ -52,15 +52,17 @@ def test_many_wide_rows_are_sorted_by_destination_then_summed():
     """2^20 rows of 128 into 100000 (the bench's scatter_add): count, scan, place, sum."""
     for call in (("scatter_add_", V([100000, 128], "float32"), 0, V([M, 128], "int64", strides=[1, 0]),
                   V([M, 128], "float32")),
-                 ("index_add_", V([100000, 128], "float16"), 0, V([M], "int32"), V([M, 128], "float16"))):
+                 ("index_add_", V([100000, 128], "float64"), 0, V([M], "int32"), V([M, 128], "float64"))):
         passes = plans(*call)
         assert [p["spec"]["op"] for p in passes] == [10, 11, 12, 13]
         assert [p["regime"].split(": ")[0] for p in passes] == ["row sums"] * 4
-        assert passes[-1]["spec"]["vec"] == 16 // (2 if call[1].dtype == "float16" else 4)
+        assert passes[-1]["spec"]["vec"] == 16 // (8 if call[1].dtype == "float64" else 4)
         assert passes[1]["grid"][0] == 25  # one scan block per 4096 destinations
         assert "row_sum<" in passes[-1]["source"] and "row_count<" in passes[0]["source"]
-    # hot rows, integers, products and narrow rows keep the atomic kernels
+    # hot rows, 16-bit floats, integers, products and narrow rows keep the atomic kernels
     for call in (("index_add_", V([64, 128], "float32"), 0, V([M], "int64"), V([M, 128], "float32")),
+                 ("scatter_add_", V([100000, 128], "float16"), 0, V([M, 128], "int64", strides=[1, 0]),
+                  V([M, 128], "float16")),
                  ("index_add_", V([100000, 128], "int32"), 0, V([M], "int64"), V([M, 128], "int32")),
                  ("scatter_reduce_", V([100000, 128], "float32"), 0, V([M, 128], "int64", strides=[1, 0]),
                   V([M, 128], "float32"), "prod"),

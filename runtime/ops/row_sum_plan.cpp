@@ -20,8 +20,12 @@ std::atomic<int> g_mode{1};
 // enough for a warp, at most 64 rows per destination on average (hot rows
 // stay with the atomic kernels, whose threads merge equal destinations), and
 // a scan no longer than the rows.
-bool pays(const RowSumLayout& l, int64_t row_bytes) {
+// 16-bit floats keep the atomic kernels: sm_90 adds 8 of them per vector
+// reduction, and on the bench's scatter_add they took 153 us against 220-244
+// us for sorting (70 us) and summing (benchmarks/NOTES.md item 21).
+bool pays(const RowSumLayout& l, int64_t row_bytes, int element) {
   if (g_mode.load() == 2) return true;
+  if (element == kElemFloat16 || element == kElemBFloat16) return false;
   return l.rows >= 4096 && l.rows * row_bytes >= (int64_t(64) << 20) && row_bytes >= 128 &&
          l.rows <= 64 * l.destinations && l.destinations <= 16 * l.rows;
 }
@@ -67,7 +71,7 @@ RowSumLayout row_sum_layout(ScatterProblem p) {
   }
   l.row_units = length / l.vec;
   l.tiles = int((l.destinations + kRowSortTile - 1) / kRowSortTile);
-  l.applies = pays(l, length * p.element_bytes);
+  l.applies = pays(l, length * p.element_bytes, p.element);
   return l;
 }
 
