@@ -7,10 +7,10 @@ loop over 2^26 float32 (16-byte loads, 4 in flight per thread plus the next
          flushed to global memory per block;
   count8 same, 8 packs in flight per thread instead of 4.
 Timed as the bench times (L2 flushed, median of 100 runs)."""
-import statistics
 
 import cupy
 import torch
+from probe_timing import median_us
 
 SOURCE = r"""
 template <int MODE, int U>
@@ -67,22 +67,6 @@ extern "C" __global__ void __launch_bounds__(256, 4) k_count8(const float4* x, l
 extern "C" __global__ void __launch_bounds__(512, 2) k_count8_512(const float4* x, long long p, float lo, float hi, int b, unsigned long long* c, float* s) { body<2, 8>(x, p, lo, hi, b, c, s); }
 """
 
-flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-
-
-def median_us(fn, reps=100):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    s = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    e = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        flush.zero_()
-        s[i].record()
-        fn()
-        e[i].record()
-    torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) * 1000 for a, b in zip(s, e))
 
 
 def main():

@@ -6,11 +6,11 @@ zeroing 256 MB before each run, CUDA events, median of 100):
     contiguous chunk per block;
   - two passes back to back, the second forward or in reverse (the reverse
     pass starts on what the first left in L2)."""
-import statistics
 import sys
 
 import cupy
 import torch
+from probe_timing import median_us
 
 N = 1 << 26
 SMS = torch.cuda.get_device_properties(0).multi_processor_count
@@ -51,22 +51,6 @@ extern "C" __global__ void read_chunk(const float4* __restrict__ x, long long n4
 }
 """
 
-flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-
-
-def median_us(fn, reps=100):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    s = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    e = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        flush.zero_()
-        s[i].record()
-        fn()
-        e[i].record()
-    torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) * 1000 for a, b in zip(s, e))
 
 
 def main():

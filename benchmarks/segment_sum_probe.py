@@ -5,10 +5,10 @@ a destination whose rows all fall inside one warp's run is written with a
 plain read-add-write, one cut by a run boundary with atomics. Work per warp
 is the same whatever the duplicates look like. Timed as the bench times
 (L2 flushed before each run, median of 100), beside torch.index_add_."""
-import statistics
 
 import cupy
 import torch
+from probe_timing import median_us
 
 SOURCE = r"""
 #include <cuda_fp16.h>
@@ -83,22 +83,6 @@ extern "C" __global__ void segment_sum(const T* src, const int* perm, const int*
 }
 """
 
-flush_buf = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-
-
-def median_us(fn, reps=100):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    s = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    e = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        flush_buf.zero_()
-        s[i].record()
-        fn()
-        e[i].record()
-    torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) * 1000 for a, b in zip(s, e))
 
 
 def probe(dtype, rows, dests, cols=128, c=32):

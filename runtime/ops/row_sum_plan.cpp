@@ -12,6 +12,7 @@ namespace jitops {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int64_t kMinBytes = int64_t(64) << 20;  // of source, for row sums to pay
 std::atomic<int> g_mode{1};
 
 // Where sorting pays, from the scatter_add bench case (2^20 rows of 128
@@ -26,7 +27,7 @@ std::atomic<int> g_mode{1};
 bool pays(const RowSumLayout& l, int64_t row_bytes, int element) {
   if (g_mode.load() == 2) return true;
   if (element == kElemFloat16 || element == kElemBFloat16) return false;
-  return l.rows >= 4096 && l.rows * row_bytes >= (int64_t(64) << 20) && row_bytes >= 128 &&
+  return l.rows >= 4096 && l.rows * row_bytes >= kMinBytes && row_bytes >= 128 &&
          l.rows <= 64 * l.destinations && l.destinations <= 16 * l.rows;
 }
 
@@ -41,12 +42,16 @@ void set_row_sum_mode(int mode) { g_mode = mode; }
 size_t RowSumLayout::zeroed_words() const { return size_t(destinations + tiles + 1); }
 size_t RowSumLayout::scratch_words() const { return zeroed_words() + size_t(2 * rows); }
 
-RowSumLayout row_sum_layout(ScatterProblem p) {
+RowSumLayout row_sum_layout(const ScatterProblem& p) {
   RowSumLayout l;
-  if (g_mode.load() == 0 || p.op != kScatterAdd || p.counts || !is_float_element(p.element)) return l;
-  p.space.operands = kScatterOperands;
-  collapse(p.space);
-  const IterationSpace& s = p.space;
+  const int mode = g_mode.load();
+  if (mode == 0 || p.op != kScatterAdd || p.counts || !is_float_element(p.element)) return l;
+  // Every add call asks: refuse the small ones before copying and collapsing
+  // the space (pays() wants at least kMinBytes of source).
+  if (mode == 1 && p.space.numel() * p.element_bytes < kMinBytes) return l;
+  IterationSpace s = p.space;
+  s.operands = kScatterOperands;
+  collapse(s);
   // Two dims: rows (the index varies, self moves only through it) and a
   // contiguous row in src and self (the index constant along it).
   if (s.ndim != 2 || s.strides[kIndexOperand][0] == 0 || s.strides[kIndexOperand][1] != 0 ||

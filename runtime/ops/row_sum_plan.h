@@ -23,7 +23,7 @@ struct RowSumLayout {
 
 // Whether `problem` (an add, not yet collapsed) takes the row-sum path, and
 // its shape; applies == false keeps the atomic kernels.
-RowSumLayout row_sum_layout(ScatterProblem problem);
+RowSumLayout row_sum_layout(const ScatterProblem& problem);
 
 // The four launches, with `scratch` holding layout.scratch_words() words whose
 // first zeroed_words() are zero.
