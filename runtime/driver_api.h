@@ -29,6 +29,7 @@ namespace jitops {
   X(cuFuncGetAttribute)            \
   X(cuFuncSetAttribute)            \
   X(cuLaunchKernel)                \
+  X(cuLaunchCooperativeKernel)     \
   X(cuMemAlloc)                    \
   X(cuMemFree)                     \
   X(cuMemcpyHtoD)                  \

@@ -104,6 +104,42 @@ def test_histc(dtype, layout, mode, bins):
         np.testing.assert_array_equal(default.cpu().numpy(), torch.histc(x, bins, **kwargs).cpu().numpy())
 
 
+@pytest.fixture(params=[0, 1], ids=["one_launch", "two_launches"])
+def auto_range_strategy(request):
+    """0: a dense x's auto range and counts in one cooperative launch (grid
+    barrier); 1: a range kernel, then a count kernel."""
+    jitops._core._set_histogram_strategy(request.param)
+    yield request.param
+    jitops._core._set_histogram_strategy(0)
+
+
+@pytest.mark.parametrize("n,offset", [(1, 0), (7, 1), (4099, 0), (3_000_017, 0), (3_000_017, 3)])
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+def test_auto_range_of_a_dense_x(auto_range_strategy, dtype, n, offset):
+    """Chunk per block, tail past the last whole pack, views that start off
+    alignment (narrower packs), the extremes placed in the first and the
+    last element (the first and last blocks' chunks)."""
+    x = make_x(dtype, n + offset, "contiguous", zlib.crc32(f"{dtype}{n}{offset}".encode()))[offset:]
+    if n > 2:
+        x[0] = 0 if dtype == "uint8" else -100
+        x[-1] = 100
+    for bins in (100, 1000):
+        lo, hi = data_range(x)
+        out = poisoned_like(torch, (bins,), torch.int64, DEVICE)
+        jitops.histc(x, bins, out=out, counts_dtype="int64")
+        np.testing.assert_array_equal(out.cpu().numpy(), reference(x, bins, lo, hi), err_msg=f"bins {bins}")
+
+
+def test_back_to_back_auto_ranges_each_start_from_their_own_scratch(auto_range_strategy):
+    """Queued calls with no synchronization between them: each call's grid
+    barrier and range words are its own."""
+    xs = [make_x("float32", 500_000 + 4 * k, "contiguous", k) * (k + 1) for k in range(12)]
+    outs = [jitops.histc(x, 64, counts_dtype="int64") for x in xs]
+    for x, out in zip(xs, outs):
+        lo, hi = data_range(x)
+        np.testing.assert_array_equal(out.cpu().numpy(), reference(x, 64, lo, hi))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
 def test_min_equal_max_uses_the_data_and_widens_equal_data(dtype):
     x = torch.full((1000,), 5, device=DEVICE, dtype=getattr(torch, dtype))
