@@ -100,8 +100,9 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   const int64_t bin_bytes = r.bins * 4;
   // Auto range over a dense x: range and counts in one cooperative launch, one
   // block per SM (or fewer for a small x), while its counters fit in shared
-  // memory. Up to 48 KB of counters, so that most of the SM's shared memory
-  // stays L1 for the loads in flight.
+  // memory. Up to 128 copies of the counters (32 warps share them: with 32,
+  // lane l of every warp adds into the same column), in up to 64 KB, so that
+  // most of the SM's shared memory stays L1 for the loads in flight.
   if (Dims == 0 && automatic && g_strategy == 0 && bin_bytes + kStaticSharedReserve <= device.shared_per_block_optin) {
     constexpr int kThreadsOne = kHistogramOneLaunchThreads;
     LaunchPlan& plan = plans.emplace_back();
@@ -111,7 +112,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     plan.grid[0] = unsigned(std::max<int64_t>(1, std::min<int64_t>((items + kThreadsOne * 4 - 1) / (kThreadsOne * 4),
                                                                    device.sm_count)));
     int copies = 1;
-    while (copies < 32 && int64_t(copies) * 2 * bin_bytes <= 48 * 1024) copies *= 2;
+    while (copies < 128 && int64_t(copies) * 2 * bin_bytes <= 64 * 1024) copies *= 2;
     HistogramParams<Dims> p = base_params<Dims>(x, s, scratch, error_slot);
     p.out = out.data;
     p.out_stride = out.strides[0];
