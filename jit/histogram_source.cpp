@@ -19,19 +19,13 @@ std::string histogram_body(const KernelSpec& s) {
   const std::string dims = std::to_string(f[F::kDims]), vec = std::to_string(f[F::kVec]);
   const std::string x = type_of(f[F::kDType]);
   std::string call;
-  const std::string out = f[F::kKind] == kHistogramRange ? "" : std::string(type_of(f[F::kOutDType]));
-  int blocks_per_sm = kHistogramBlocksPerSm;
-  if (f[F::kKind] == kHistogramRange) {
+  if (f[F::kKind] == kHistogramRange)
     call = "jitops::histogram_range<" + x + ", " + vec + ">(p);";
-  } else if (f[F::kKind] == kHistogramCount) {
-    call = "jitops::histogram_count<" + x + ", " + out + ", " + vec + ">(p);";
-  } else {
-    call = "jitops::histogram_range_and_count<" + x + ", " + out + ", " + vec + ">(p);";
-    blocks_per_sm = 1;
-  }
+  else
+    call = "jitops::histogram_count<" + x + ", " + type_of(f[F::kOutDType]) + ", " + vec + ">(p);";
   return "#include \"histogram.cuh\"\n\n"
          "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ", " +
-         std::to_string(blocks_per_sm) + ")\n"
+         std::to_string(kHistogramBlocksPerSm) + ")\n"
          "jitops_kernel(const jitops::HistogramParams<" + dims + "> p) {\n  " + call + "\n}\n";
 }
 

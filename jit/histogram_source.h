@@ -8,12 +8,7 @@ namespace jitops {
 // for two batches of loads in flight: the grid is this many blocks per SM).
 constexpr int kHistogramBlocksPerSm = 4;
 
-// Range: min/max of x; count: the bins (reading the range from scratch when
-// automatic); range and count: both in one cooperative launch (dense x).
-enum HistogramKind : int { kHistogramRange = 0, kHistogramCount = 1, kHistogramRangeAndCount = 2 };
-
-// Threads of a block of the one-launch kernel: one block per SM, all resident.
-constexpr int kHistogramOneLaunchThreads = 1024;
+enum HistogramKind : int { kHistogramRange = 0, kHistogramCount = 1 };
 
 struct HistogramSpecFields {
   enum : int {

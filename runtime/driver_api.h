@@ -29,7 +29,6 @@ namespace jitops {
   X(cuFuncGetAttribute)            \
   X(cuFuncSetAttribute)            \
   X(cuLaunchKernel)                \
-  X(cuLaunchCooperativeKernel)     \
   X(cuMemAlloc)                    \
   X(cuMemFree)                     \
   X(cuMemcpyHtoD)                  \

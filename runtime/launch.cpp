@@ -22,14 +22,6 @@ void launch(const LaunchPlan& plan, const LoadedKernel& kernel, CUstream stream)
     JITOPS_CU(driver().cuFuncSetAttribute(kernel.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                           int(plan.shared_bytes)),
               "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-  if (plan.cooperative) {
-    // The driver refuses (rather than deadlocks) a grid that cannot be resident at once.
-    JITOPS_CU(driver().cuLaunchCooperativeKernel(kernel.function, plan.grid[0], plan.grid[1], plan.grid[2],
-                                                 plan.block[0], plan.block[1], plan.block[2], plan.shared_bytes,
-                                                 stream, args),
-              "cuLaunchCooperativeKernel");
-    return;
-  }
   JITOPS_CU(driver().cuLaunchKernel(kernel.function, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
                                     plan.block[1], plan.block[2], plan.shared_bytes, stream, args, nullptr),
             "cuLaunchKernel");

@@ -22,7 +22,6 @@ struct LaunchPlan {
   unsigned shared_bytes = 0;
   const char* regime = nullptr;  // set where a family has several (explain() shows it)
   bool tunable = false;          // `tuning` says which configuration runs and why
-  bool cooperative = false;      // every block resident at once (the kernel has a grid barrier)
   ResolvedTuning tuning;
   size_t param_size = 0;
   alignas(16) unsigned char params[kMaxParamBytes];

@@ -4,12 +4,10 @@
 //   floats, double for double, int64 for integers.
 // With an automatic range, a first kernel finds min/max into scratch words
 // and the counting kernel reads them from device memory: no host round trip.
-// A dense x does both in one cooperative launch with a grid barrier between.
-// Counting uses 32-bit counters in shared memory, one column per thread (the
-// counter of bin b for thread t at b * copies + t % copies, copies a power of
-// two up to 128: with 32 or more a warp's 32 atomics always hit 32 different
-// banks, and more than 32 split the warps of a block over column sets), or
-// 64-bit atomics in global memory when the bins do not fit;
+// Counting uses 32-bit counters in shared memory, one column per lane (the
+// counter of bin b for lane l at b * copies + l % copies, copies a power of
+// two up to 32: with 32 columns a warp's 32 atomics always hit 32 different
+// banks), or 64-bit atomics in global memory when the bins do not fit;
 // the last block to finish converts the counts into the output. With an
 // automatic range the counting kernel reads x backwards: the first values it
 // reads are the last ones the range kernel read, still in L2.
@@ -83,72 +81,42 @@ template <> struct HistogramTraits<double, false, true> {
   __device__ static double from_key(Key k) { return double_from_key(k); }
 };
 
-// Calls f on packs first[dir * k] for k = start, start + stride, ... < count,
-// double-buffered: the next batch of kUnroll packs is in flight while this one
-// is binned (with one batch at a time, reads ran at 2.7 TB/s on an H200).
-template <typename T, int Vec, int kUnroll, typename F>
-__device__ __forceinline__ void walk_packs(const Pack<T, Vec>* first, long long dir, long long count, long long start,
-                                           long long stride, F& f) {
-  typedef Pack<T, Vec> P;
-  const long long step = stride * kUnroll;
-  P cur[kUnroll], next[kUnroll];
-#pragma unroll
-  for (int u = 0; u < kUnroll; ++u)
-    if (start + u * stride < count) cur[u] = load_pack_readonly(first + dir * (start + u * stride));
-  for (long long base = start; base < count; base += step) {
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (base + step + u * stride < count) next[u] = load_pack_readonly(first + dir * (base + step + u * stride));
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (base + u * stride < count) {
-#pragma unroll
-        for (int k = 0; k < Vec; ++k) f(cur[u].v[k]);
-      }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) cur[u] = next[u];
-  }
-}
-
-// The same walk with one batch of kUnroll packs at a time: no registers for
-// a second batch, for blocks of 1024 threads (64 registers each), whose 32
-// warps per SM keep enough loads in flight between them.
-template <typename T, int Vec, int kUnroll, typename F>
-__device__ __forceinline__ void walk_packs_one_batch(const Pack<T, Vec>* first, long long dir, long long count,
-                                                     long long start, long long stride, F& f) {
-  for (long long base = start; base < count; base += stride * kUnroll) {
-    Pack<T, Vec> v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (base + u * stride < count) v[u] = load_pack_readonly(first + dir * (base + u * stride));
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (base + u * stride < count) {
-#pragma unroll
-        for (int k = 0; k < Vec; ++k) f(v[u].v[k]);
-      }
-  }
-}
-
-// The elements after the last whole pack of a dense x, one per thread of the grid.
-template <typename T, int Vec, int Dims, typename F>
-__device__ __forceinline__ void for_each_tail_value(const HistogramParams<Dims>& p, F& f) {
-  const long long tail = p.n / Vec * Vec + (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tail < p.n) f(static_cast<const T*>(p.x)[tail]);
-}
-
 // Calls f(value) for every element of x, in packs of Vec when dense (Dims 0),
-// last pack first when `backwards`; the grid strides over all of x.
+// last pack first when `backwards`.
 template <typename T, int Vec, int Dims, typename F>
 __device__ __forceinline__ void for_each_value(const HistogramParams<Dims>& p, F& f, bool backwards = false) {
   const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long threads = (long long)gridDim.x * blockDim.x;
   const T* x = static_cast<const T*>(p.x);
   if (Dims == 0) {
+    // Double-buffered: the next batch of packs is in flight while this one
+    // is binned (with one batch at a time, reads ran at 2.7 TB/s on an H200).
+    constexpr int kUnroll = 4;
+    typedef Pack<T, Vec> P;
     const long long packs = p.n / Vec;
-    const Pack<T, Vec>* first = reinterpret_cast<const Pack<T, Vec>*>(x) + (backwards ? packs - 1 : 0);
-    walk_packs<T, Vec, 4>(first, backwards ? -1 : 1, packs, tid, threads, f);
-    for_each_tail_value<T, Vec>(p, f);
+    const long long step = threads * kUnroll;
+    // Pack i of the walk; backwards maps it to packs - 1 - i.
+    const P* first = reinterpret_cast<const P*>(x) + (backwards ? packs - 1 : 0);
+    const long long dir = backwards ? -1 : 1;
+    P cur[kUnroll], next[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (tid + u * threads < packs) cur[u] = load_pack_readonly(first + dir * (tid + u * threads));
+    for (long long base = tid; base < packs; base += step) {
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        if (base + step + u * threads < packs) next[u] = load_pack_readonly(first + dir * (base + step + u * threads));
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        if (base + u * threads < packs) {
+#pragma unroll
+          for (int k = 0; k < Vec; ++k) f(cur[u].v[k]);
+        }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) cur[u] = next[u];
+    }
+    const long long tail = packs * Vec + tid;
+    if (tail < p.n) f(x[tail]);
   } else {
     for (long long i = tid; i < p.n; i += threads) {
       long long rem = i, off = 0;
@@ -161,21 +129,6 @@ __device__ __forceinline__ void for_each_value(const HistogramParams<Dims>& p, F
       f(x[off]);
     }
   }
-}
-
-// Calls f(value) for every element of this block's own chunk of a dense x
-// (one contiguous run of packs per block), last pack first when `backwards`.
-// Blocks of 1024 threads: four packs in flight per thread, 64 KB per SM (at
-// 32 KB the reads were a third slower); two for 1-byte types, whose 16
-// values a pack would otherwise spill.
-template <typename T, int Vec, typename F>
-__device__ __forceinline__ void for_each_value_in_chunk(const HistogramParams<0>& p, F& f, bool backwards) {
-  const long long packs = p.n / Vec;
-  const long long per_block = (packs + gridDim.x - 1) / gridDim.x;
-  const long long begin = min(packs, (long long)blockIdx.x * per_block), end = min(packs, begin + per_block);
-  const Pack<T, Vec>* first = reinterpret_cast<const Pack<T, Vec>*>(p.x) + (backwards ? end - 1 : begin);
-  walk_packs_one_batch<T, Vec, sizeof(T) == 1 ? 2 : 4>(first, backwards ? -1 : 1, end - begin, threadIdx.x, blockDim.x, f);
-  for_each_tail_value<T, Vec>(p, f);
 }
 
 __device__ __forceinline__ unsigned int acc_key(float a) { return float_key(a); }
@@ -224,18 +177,15 @@ __device__ __forceinline__ unsigned long long warp_max(unsigned long long v) {
   for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
   return v;
 }
-__device__ __forceinline__ unsigned long long warp_sum(unsigned long long v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
-  return v;
-}
 
-// This block's min and max of the non-NaN values into scratch, folded
-// across the block first: one atomicMax per block and word.
-template <typename T, int Dims>
-__device__ __forceinline__ void publish_block_range(const HistogramParams<Dims>& p, const RangeFolder<T>& r) {
+// Kernel 1 (auto range): min and max of the non-NaN values into scratch,
+// folded across the block first: one atomicMax per block and word.
+template <typename T, int Vec, int Dims>
+__device__ __forceinline__ void histogram_range(const HistogramParams<Dims>& p) {
   __shared__ unsigned long long warp_lo_inv[32], warp_hi[32];
   __shared__ int warp_seen[32];
+  RangeFolder<T> r;
+  for_each_value<T, Vec>(p, r);
   unsigned long long lo_inv, hi;
   const bool seen = r.keys(lo_inv, hi);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
@@ -256,14 +206,6 @@ __device__ __forceinline__ void publish_block_range(const HistogramParams<Dims>&
     atomicMax(&p.scratch[1], hi);
     p.scratch[2] = 1;
   }
-}
-
-// Kernel 1 (auto range): min and max of the non-NaN values into scratch.
-template <typename T, int Vec, int Dims>
-__device__ __forceinline__ void histogram_range(const HistogramParams<Dims>& p) {
-  RangeFolder<T> r;
-  for_each_value<T, Vec>(p, r);
-  publish_block_range<T>(p, r);
 }
 
 // (num / width), rounded as an IEEE division rounds, for num in [0, width * scale].
@@ -341,20 +283,12 @@ struct SharedFloatBinner {
   }
 };
 
-// The walks over x, as callables (NVRTC takes no __device__ lambdas).
+// The walk over x, as a callable (NVRTC takes no __device__ lambdas).
 template <typename T, int Vec, int Dims>
 struct GridWalk {
   const HistogramParams<Dims>& p;
   bool backwards;
   template <typename F> __device__ __forceinline__ void operator()(F& f) const { for_each_value<T, Vec>(p, f, backwards); }
-};
-template <typename T, int Vec>
-struct ChunkWalk {
-  const HistogramParams<0>& p;
-  bool backwards;
-  template <typename F> __device__ __forceinline__ void operator()(F& f) const {
-    for_each_value_in_chunk<T, Vec>(p, f, backwards);
-  }
 };
 
 // Counts every value with `walk`, through the fast binner where it applies.
@@ -392,16 +326,13 @@ __device__ __forceinline__ bool counting_range(const HistogramParams<Dims>& p, t
     hi = Tr::kFloat ? A(p.hi) : A(p.ihi);
     return true;
   }
-  // From L2: in the one-launch histc other blocks of this grid wrote them.
-  const unsigned long long lo_word = __ldcg(&p.scratch[0]), hi_word = __ldcg(&p.scratch[1]);
-  const bool seen = __ldcg(&p.scratch[2]) != 0;
   if (Tr::kFloat) {
-    if (!seen) {  // only NaN: PyTorch's range [nan, nan] is not finite
+    if (!p.scratch[2]) {  // only NaN: PyTorch's range [nan, nan] is not finite
       if (blockIdx.x == 0 && threadIdx.x == 0) report_bad_index(p.error, 0, 0, 0, p.op_code);
       return false;
     }
     typedef typename Tr::Key Key;
-    double dlo = Tr::from_key(Key(~Key(lo_word))), dhi = Tr::from_key(Key(hi_word));
+    double dlo = Tr::from_key(Key(~Key(p.scratch[0]))), dhi = Tr::from_key(Key(p.scratch[1]));
     if (dlo == dhi) {  // [min - 1, max + 1], rounded to x's type as PyTorch does
       dlo = double(T(dlo - 1.0));
       dhi = double(T(dhi + 1.0));
@@ -415,8 +346,8 @@ __device__ __forceinline__ bool counting_range(const HistogramParams<Dims>& p, t
     hi = A(dhi);
   } else {
     typedef typename Tr::Key Key;
-    long long ilo = (long long)Tr::from_key(Key(~Key(lo_word))), ihi = (long long)Tr::from_key(Key(hi_word));
-    if (!seen) ilo = ihi = 0;
+    long long ilo = (long long)Tr::from_key(Key(~Key(p.scratch[0]))), ihi = (long long)Tr::from_key(Key(p.scratch[1]));
+    if (!p.scratch[2]) ilo = ihi = 0;
     if (ilo == ihi) {
       ilo = (long long)T(ilo - 1);
       ihi = (long long)T(ihi + 1);
@@ -433,15 +364,15 @@ template <> __device__ __forceinline__ __nv_bfloat16 count_as<__nv_bfloat16>(uns
   return __float2bfloat16_rn(float(c));
 }
 
-// A block's counting: its sub-histograms in shared memory (or global
-// atomics), zeroed, and the binner set to the range; false when there is
-// nothing to count (a non-finite automatic range, reported).
-template <typename T, int Dims>
-__device__ __forceinline__ bool start_counting(const HistogramParams<Dims>& p, unsigned int* sub_histograms,
-                                               Binner<T, Dims>& b) {
+// Kernel 2: count, then the last block writes the output.
+template <typename T, typename Out, int Vec, int Dims>
+__device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) {
+  extern __shared__ unsigned int sub_histograms[];
   unsigned long long* counts = p.scratch + kHistogramHeaderWords;
+  unsigned long long* block_counts = counts + (long long)(blockIdx.x % p.global_copies) * p.bins;
+  Binner<T, Dims> b;
   b.bins = p.bins;
-  b.global = counts + (long long)(blockIdx.x % p.global_copies) * p.bins;
+  b.global = block_counts;
   // Columns per lane (while they fit): a warp's shared atomics that share a
   // bank replay, and normal data sends many lanes to the same few bins.
   b.shared = p.copies > 0 ? sub_histograms + (threadIdx.x & (p.copies - 1)) : nullptr;
@@ -450,30 +381,14 @@ __device__ __forceinline__ bool start_counting(const HistogramParams<Dims>& p, u
     for (int i = threadIdx.x; i < p.copies * p.bins; i += blockDim.x) sub_histograms[i] = 0;
     __syncthreads();
   }
-  if (!counting_range<T>(p, b.lo, b.hi)) return false;
-  typedef typename HistogramTraits<T>::Acc A;
-  // Integers: int64 arithmetic as PyTorch's; its bin is truncated by the int cast.
-  b.scale = A(b.bins);
-  b.divide.init(b.hi - b.lo);
-  return true;
-}
-
-// A block's counts into its global copy; the last block done sums the copies
-// into the output (threadfence: the other blocks' adds are seen).
-template <typename Out, int Dims>
-__device__ __forceinline__ void finish_counting(const HistogramParams<Dims>& p, const unsigned int* sub_histograms,
-                                                unsigned long long* block_counts) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  if (p.copies > 32) {
-    // A warp per bin, its lanes over the columns: no thread sums 128 columns alone.
-    __syncthreads();
-    for (int bin = warp; bin < p.bins; bin += warps) {
-      unsigned long long c = 0;
-      for (int k = lane; k < p.copies; k += 32) c += sub_histograms[bin * p.copies + k];
-      c = warp_sum(c);
-      if (lane == 0 && c) atomicAdd(&block_counts[bin], c);
-    }
-  } else if (p.copies > 0) {
+  if (counting_range<T>(p, b.lo, b.hi)) {
+    typedef typename HistogramTraits<T>::Acc A;
+    // Integers: int64 arithmetic as PyTorch's; its bin is truncated by the int cast.
+    b.scale = A(b.bins);
+    b.divide.init(b.hi - b.lo);
+    count_values<T>(p, b, GridWalk<T, Vec, Dims>{p, p.auto_range != 0});
+  }
+  if (p.copies > 0) {
     __syncthreads();
     for (int bin = threadIdx.x; bin < p.bins; bin += blockDim.x) {
       unsigned long long c = 0;
@@ -482,6 +397,7 @@ __device__ __forceinline__ void finish_counting(const HistogramParams<Dims>& p, 
       if (c) atomicAdd(&block_counts[bin], c);
     }
   }
+  // The last block done converts the counts (threadfence: its adds are seen).
   __shared__ bool last;
   __threadfence();
   __syncthreads();
@@ -489,67 +405,12 @@ __device__ __forceinline__ void finish_counting(const HistogramParams<Dims>& p, 
   __syncthreads();
   if (!last) return;
   __threadfence();
-  const unsigned long long* counts = p.scratch + kHistogramHeaderWords;
   Out* out = static_cast<Out*>(p.out);
-  // A warp per bin, its lanes over the global copies (at most 32), four bins
-  // a round with their loads issued before any store: each round waits for
-  // one L2 load, not one per copy (a loop of dependent loads took ~10 us).
-  constexpr int kBinsPerRound = 4;
-  for (int first = warp; first < p.bins; first += kBinsPerRound * warps) {
-    unsigned long long c[kBinsPerRound];
-#pragma unroll
-    for (int j = 0; j < kBinsPerRound; ++j) {
-      const int bin = first + j * warps;
-      c[j] = bin < p.bins && lane < p.global_copies ? __ldcg(&counts[(long long)lane * p.bins + bin]) : 0ull;  // L2
-    }
-#pragma unroll
-    for (int j = 0; j < kBinsPerRound; ++j) {
-      const int bin = first + j * warps;
-      c[j] = warp_sum(c[j]);
-      if (lane == 0 && bin < p.bins) out[(long long)bin * p.out_stride] = count_as<Out>(c[j]);
-    }
+  for (int bin = threadIdx.x; bin < p.bins; bin += blockDim.x) {
+    unsigned long long c = 0;
+    for (int g = 0; g < p.global_copies; ++g) c += __ldcg(&counts[(long long)g * p.bins + bin]);  // L2, not L1
+    out[(long long)bin * p.out_stride] = count_as<Out>(c);
   }
-}
-
-// Kernel 2: count, then the last block writes the output.
-template <typename T, typename Out, int Vec, int Dims>
-__device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) {
-  extern __shared__ unsigned int sub_histograms[];
-  Binner<T, Dims> b;
-  if (start_counting<T>(p, sub_histograms, b))
-    count_values<T>(p, b, GridWalk<T, Vec, Dims>{p, p.auto_range != 0});
-  finish_counting<Out>(p, sub_histograms, b.global);
-}
-
-// Every block of the grid arrives before any goes on. The grid must be
-// resident all at once: it is launched cooperatively, one block per SM.
-__device__ __forceinline__ void grid_barrier(unsigned long long* arrivals) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    atomicAdd(arrivals, 1ull);
-    while (*reinterpret_cast<volatile unsigned long long*>(arrivals) < gridDim.x) __nanosleep(64);
-    __threadfence();
-  }
-  __syncthreads();
-}
-
-// Auto range and counts in one launch, for a dense x: each block folds the
-// range of its own chunk, waits at a grid barrier for the global range, then
-// counts its chunk backwards, so it starts on the part it read last, still in
-// L2. Against two kernels: no second launch and no tail of a first grid
-// draining before the second starts (benchmarks/NOTES.md item 22).
-template <typename T, typename Out, int Vec>
-__device__ __forceinline__ void histogram_range_and_count(const HistogramParams<0>& p) {
-  extern __shared__ unsigned int sub_histograms[];
-  RangeFolder<T> r;
-  for_each_value_in_chunk<T, Vec>(p, r, false);
-  publish_block_range<T>(p, r);
-  grid_barrier(&p.scratch[4]);
-  Binner<T, 0> b;
-  if (start_counting<T>(p, sub_histograms, b))
-    count_values<T>(p, b, ChunkWalk<T, Vec>{p, true});
-  finish_counting<Out>(p, sub_histograms, b.global);
 }
 
 }  // namespace jitops

@@ -107,8 +107,7 @@ PyMethodDef kHistcDef{
 void bind_histogram_ops(py::module_& m) {
   add_fastcall(m, &kHistcDef);
   m.def("_set_histogram_strategy", &set_histogram_strategy,
-        "Development knob: 0 heuristic (an auto range over a dense x in one launch), 1 shared-memory "
-        "sub-histograms in separate range and count launches, 2 global atomics.");
+        "Development knob: 0 heuristic, 1 shared-memory sub-histograms, 2 global atomics.");
 }
 
 }  // namespace jitops

@@ -97,7 +97,6 @@ py::object execute(CallArrays& call, const LaunchPlan* plans, int count, py::obj
       d["grid"] = py::make_tuple(plan.grid[0], plan.grid[1], plan.grid[2]);
       d["block"] = py::make_tuple(plan.block[0], plan.block[1], plan.block[2]);
       d["shared_bytes_dynamic"] = plan.shared_bytes;
-      d["cooperative"] = plan.cooperative;
       d["regime"] = plan.regime ? py::object(py::str(plan.regime)) : py::object(py::none());
       d["param_bytes"] = plan.param_size;
       d["config"] = plan.tunable ? py::object(py::str(config_id(plan.tuning.config))) : py::object(py::none());

@@ -15,7 +15,6 @@ namespace jitops {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int64_t kStaticSharedReserve = 1024;  // the kernels' own __shared__ arrays
 std::atomic<int> g_strategy{0};
 
 // x's explicit range as x's type holds it: floats round to nearest, integers
@@ -86,45 +85,17 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     plan.tunable = true;
     return int64_t(plan.tuning.config.waves);
   };
-  auto spec = [&](int kind, int threads = kThreads) {
+  auto spec = [&](int kind) {
     KernelSpec k;
     k.family = KernelFamily::Histogram;
     k.fields[F::kKind] = kind;
     k.fields[F::kDType] = int(x.dtype);
-    k.fields[F::kOutDType] = kind != kHistogramRange ? int(out.dtype) : 0;
+    k.fields[F::kOutDType] = kind == kHistogramCount ? int(out.dtype) : 0;
     k.fields[F::kVec] = vec;
     k.fields[F::kDims] = Dims;
-    k.fields[F::kMaxThreads] = threads;
+    k.fields[F::kMaxThreads] = kThreads;
     return k;
   };
-  const int64_t bin_bytes = r.bins * 4;
-  // Auto range over a dense x: range and counts in one cooperative launch, one
-  // block per SM (or fewer for a small x), while its counters fit in shared
-  // memory. Up to 128 copies of the counters (32 warps share them: with 32,
-  // lane l of every warp adds into the same column), in up to 64 KB, so that
-  // most of the SM's shared memory stays L1 for the loads in flight.
-  if (Dims == 0 && automatic && g_strategy == 0 && bin_bytes + kStaticSharedReserve <= device.shared_per_block_optin) {
-    constexpr int kThreadsOne = kHistogramOneLaunchThreads;
-    LaunchPlan& plan = plans.emplace_back();
-    plan.spec = spec(kHistogramRangeAndCount, kThreadsOne);
-    plan.block[0] = kThreadsOne;
-    plan.cooperative = true;
-    plan.grid[0] = unsigned(std::max<int64_t>(1, std::min<int64_t>((items + kThreadsOne * 4 - 1) / (kThreadsOne * 4),
-                                                                   device.sm_count)));
-    int copies = 1;
-    while (copies < 128 && int64_t(copies) * 2 * bin_bytes <= 64 * 1024) copies *= 2;
-    HistogramParams<Dims> p = base_params<Dims>(x, s, scratch, error_slot);
-    p.out = out.data;
-    p.out_stride = out.strides[0];
-    p.bins = int32_t(r.bins);
-    p.global_copies = histogram_global_copies(r.bins);
-    p.auto_range = 1;
-    p.copies = copies;
-    plan.shared_bytes = unsigned(int64_t(copies) * bin_bytes);
-    plan.regime = "range and count in one launch: grid barrier, sub-histograms in shared memory";
-    plan.set_params(p);
-    return;
-  }
   if (automatic && n > 0) {
     LaunchPlan& plan = plans.emplace_back();
     plan.spec = spec(kHistogramRange);
@@ -158,12 +129,14 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   // Shared-memory counters, one column per lane while a full SM's worth of
   // blocks still fits (fewer columns for more bins), at least one up to the
   // opt-in limit; beyond it, global atomics.
+  constexpr int64_t kStaticSharedReserve = 64;
   LaunchPlan& plan = plans.emplace_back();
   int64_t blocks_per_sm = resolve(kHistogramCount, plan);
+  const int64_t bin_bytes = r.bins * 4;
   const int64_t per_block = device.shared_per_sm / blocks_per_sm - 1024;
   int copies = 1;  // columns of counters: a power of two up to a warp's 32 lanes
   while (copies < 32 && int64_t(copies) * 2 * bin_bytes <= per_block) copies *= 2;
-  bool shared = bin_bytes + kStaticSharedReserve <= device.shared_per_block_optin;
+  bool shared = bin_bytes + kStaticSharedReserve <= device.shared_per_block_optin;  // the kernel's own __shared__ too
   if (g_strategy == 2) shared = false;
   plan.spec = spec(kHistogramCount);
   plan.block[0] = kThreads;

@@ -6,8 +6,7 @@
 //   [1] key of the largest value seen
 //   [2] 1 when any value was seen (auto range)
 //   [3] blocks of the counting kernel that are done (the last one writes out)
-//   [4] blocks arrived at the grid barrier (range and count in one launch)
-//   [5, 5 + global_copies * bins) the counts, in global_copies copies: block
+//   [4, 4 + global_copies * bins) the counts, in global_copies copies: block
 //       b adds into copy b % global_copies, and the last block sums them
 // Keys order values as unsigned integers, so a cross-block min/max is one
 // atomicMax per block: no race between blocks, no second pass.
@@ -19,7 +18,7 @@
 
 namespace jitops {
 
-constexpr int kHistogramHeaderWords = 5;
+constexpr int kHistogramHeaderWords = 4;
 
 template <int Dims>
 struct HistogramParams {
