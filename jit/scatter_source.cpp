@@ -2,7 +2,6 @@
 
 #include <string>
 
-#include "jitops/row_sort_params.h"
 #include "jitops/scatter_params.h"
 #include "jitops/types.h"
 
@@ -31,11 +30,8 @@ std::string scatter_body(const KernelSpec& s) {
                                ? "row_place<" + std::string(index_type) + ">"
                                : "row_sum<" + element + ", " + std::to_string(f[F::kVec]) + ", " +
                                      (f[F::kAlpha] ? "true" : "false") + ">";
-    // The sum is bound by the latency of its rows' loads: 4 blocks of 256 per
-    // SM (64 registers) instead of the 3 its 80 registers allowed.
-    const std::string min_blocks = f[F::kOp] == kScatterRowSum ? ", " + std::to_string(kRowSumBlocksPerSm) : "";
     return "#include \"row_sort.cuh\"\n\n"
-           "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + min_blocks + ")\n"
+           "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
            "jitops_kernel(const jitops::RowSortParams p) {\n  jitops::" + op + "(p);\n}\n";
   }
   if (f[F::kOp] == kScatterMeanFinish) {

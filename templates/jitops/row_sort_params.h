@@ -17,7 +17,6 @@ namespace jitops {
 constexpr int kRowSortTile = 4096;     // destinations per scan block
 constexpr int kRowSortMaxTiles = 1024; // tiles counted in one block's shared memory
 constexpr int kRowSortRun = 32;        // sorted rows per warp in the sums
-constexpr int kRowSumBlocksPerSm = 4;  // resident blocks of 256 the sum kernel is built for
 
 struct RowSortParams {
   typedef int64_t Stride;  // add_pack's offsets
