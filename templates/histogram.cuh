@@ -260,16 +260,17 @@ struct Binner {
 
 // Binner's fast case, with no branch per value: counters in shared memory,
 // float arithmetic (float16, bfloat16, float32) and a width whose quotients
-// need no division. The range test only predicates the atomic (a NaN or an
-// outside value computes a bin it never adds), and the bin is floor(q) by
-// one round-down addition of 2^23 (q < 2^23: the bits of 2^23 + floor(q)),
-// then one min for x == hi: no F2I (a quarter-rate instruction) and no clamp
-// branch. The SASS of Binner was ~24 instructions and 7 branches a value.
+// need no division. A NaN or an outside value adds into a spare row of
+// counters past the last bin (never read), chosen by a select, so the atomic
+// needs no branch; the bin is floor(q) by one round-down addition of 2^23
+// (q < 2^23: the bits of 2^23 + floor(q)), then one min for x == hi: no F2I
+// (a quarter-rate instruction). Binner's SASS was ~24 instructions and 7
+// branches a value.
 template <typename T>
 struct SharedFloatBinner {
   static constexpr int kTwo23Bits = 0x4B000000;  // the bits of 2^23
   float lo, hi, scale, width, inverse;
-  int last_bits;         // the bits of 2^23 + bins - 1
+  int last_bits, spare_bits;  // the bits of 2^23 + bins - 1, of 2^23 + bins
   unsigned int* column;  // this thread's column
   unsigned stride, bias;  // columns; 2^23's bits times columns (wraps: bits * stride - bias is the row)
   __device__ __forceinline__ void operator()(T v) {
@@ -279,7 +280,7 @@ struct SharedFloatBinner {
     const float q0 = num * inverse;
     const float q = fmaf(fmaf(-width, q0, num), inverse, q0);
     const int bits = min(__float_as_int(__fadd_rd(q, 8388608.f)), last_bits);
-    if (inside) atomicAdd(&column[unsigned(bits) * stride - bias], 1u);
+    atomicAdd(&column[unsigned(inside ? bits : spare_bits) * stride - bias], 1u);
   }
 };
 
@@ -304,6 +305,7 @@ __device__ __forceinline__ void count_values(const HistogramParams<Dims>& p, Bin
       f.width = b.divide.width;
       f.inverse = b.divide.inverse;
       f.last_bits = SharedFloatBinner<T>::kTwo23Bits + p.bins - 1;
+      f.spare_bits = f.last_bits + 1;
       f.stride = unsigned(b.stride);
       f.bias = unsigned(SharedFloatBinner<T>::kTwo23Bits) * f.stride;
       f.column = b.shared;
@@ -378,7 +380,7 @@ __device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) 
   b.shared = p.copies > 0 ? sub_histograms + (threadIdx.x & (p.copies - 1)) : nullptr;
   b.stride = p.copies;
   if (p.copies > 0) {
-    for (int i = threadIdx.x; i < p.copies * p.bins; i += blockDim.x) sub_histograms[i] = 0;
+    for (int i = threadIdx.x; i < p.copies * (p.bins + 1); i += blockDim.x) sub_histograms[i] = 0;
     __syncthreads();
   }
   if (counting_range<T>(p, b.lo, b.hi)) {

@@ -132,7 +132,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   constexpr int64_t kStaticSharedReserve = 64;
   LaunchPlan& plan = plans.emplace_back();
   int64_t blocks_per_sm = resolve(kHistogramCount, plan);
-  const int64_t bin_bytes = r.bins * 4;
+  const int64_t bin_bytes = (r.bins + 1) * 4;  // a spare row for the values outside (SharedFloatBinner)
   const int64_t per_block = device.shared_per_sm / blocks_per_sm - 1024;
   int copies = 1;  // columns of counters: a power of two up to a warp's 32 lanes
   while (copies < 32 && int64_t(copies) * 2 * bin_bytes <= per_block) copies *= 2;
