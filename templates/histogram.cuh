@@ -81,6 +81,20 @@ template <> struct HistogramTraits<double, false, true> {
   __device__ static double from_key(Key k) { return double_from_key(k); }
 };
 
+// Offset of the i-th element of x (C order) from its strides; i itself when dense.
+template <int Dims>
+__device__ __forceinline__ long long element_offset(const HistogramParams<Dims>& p, long long i) {
+  if (Dims == 0) return i;
+  long long rem = i, off = 0;
+#pragma unroll
+  for (int d = (Dims > 0 ? Dims : 1) - 1; d >= 0; --d) {
+    if (d >= p.ndim) continue;
+    off += (rem % p.sizes[d]) * p.strides[d];
+    rem /= p.sizes[d];
+  }
+  return off;
+}
+
 // Calls f(value) for every element of x, in packs of Vec when dense (Dims 0),
 // last pack first when `backwards`.
 template <typename T, int Vec, int Dims, typename F>
@@ -118,17 +132,20 @@ __device__ __forceinline__ void for_each_value(const HistogramParams<Dims>& p, F
     const long long tail = packs * Vec + tid;
     if (tail < p.n) f(x[tail]);
   } else {
-    for (long long i = tid; i < p.n; i += threads) {
-      long long rem = i, off = 0;
-#pragma unroll
-      for (int d = (Dims > 0 ? Dims : 1) - 1; d >= 0; --d) {
-        if (d >= p.ndim) continue;
-        off += (rem % p.sizes[d]) * p.strides[d];
-        rem /= p.sizes[d];
-      }
-      f(x[off]);
-    }
+    for (long long i = tid; i < p.n; i += threads) f(x[element_offset(p, i)]);
   }
+}
+
+// One value at a time, grid-stride, for the rare cases of a float x (counts
+// in global memory; a width the fast binner cannot divide by): small code,
+// so that a kernel unrolls only the walk it mostly runs (two unrolled walks
+// tripled NVRTC's time for the count kernel).
+template <typename T, int Dims, typename F>
+__device__ __forceinline__ void for_each_value_simply(const HistogramParams<Dims>& p, F& f) {
+  const long long threads = (long long)gridDim.x * blockDim.x;
+  const T* x = static_cast<const T*>(p.x);
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += threads)
+    f(x[element_offset(p, i)]);
 }
 
 __device__ __forceinline__ unsigned int acc_key(float a) { return float_key(a); }
@@ -292,7 +309,8 @@ struct GridWalk {
   template <typename F> __device__ __forceinline__ void operator()(F& f) const { for_each_value<T, Vec>(p, f, backwards); }
 };
 
-// Counts every value with `walk`, through the fast binner where it applies.
+// Counts every value with `walk`, through the fast binner where it applies;
+// a float x's other cases take the simple walk.
 template <typename T, int Dims, typename Walk>
 __device__ __forceinline__ void count_values(const HistogramParams<Dims>& p, Binner<T, Dims>& b, Walk walk) {
   typedef typename HistogramTraits<T>::Acc A;
@@ -310,8 +328,10 @@ __device__ __forceinline__ void count_values(const HistogramParams<Dims>& p, Bin
       f.bias = unsigned(SharedFloatBinner<T>::kTwo23Bits) * f.stride;
       f.column = b.shared;
       walk(f);
-      return;
+    } else {
+      for_each_value_simply<T>(p, b);
     }
+    return;
   }
   walk(b);
 }
