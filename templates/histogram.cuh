@@ -195,33 +195,51 @@ __device__ __forceinline__ unsigned long long warp_max(unsigned long long v) {
   return v;
 }
 
-// Kernel 1 (auto range): min and max of the non-NaN values into scratch,
-// folded across the block first: one atomicMax per block and word.
-template <typename T, int Vec, int Dims>
-__device__ __forceinline__ void histogram_range(const HistogramParams<Dims>& p) {
+// Folds (complement of the smallest key, largest key, seen) over the block;
+// every thread gets the result. Uses all threads of the block.
+__device__ __forceinline__ bool block_fold_range(unsigned long long& lo_inv, unsigned long long& hi, bool seen) {
   __shared__ unsigned long long warp_lo_inv[32], warp_hi[32];
-  __shared__ int warp_seen[32];
-  RangeFolder<T> r;
-  for_each_value<T, Vec>(p, r);
-  unsigned long long lo_inv, hi;
-  const bool seen = r.keys(lo_inv, hi);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
   lo_inv = warp_max(lo_inv);
   hi = warp_max(hi);
-  const bool warp_saw = __any_sync(0xFFFFFFFFu, seen);
   if (lane == 0) {
     warp_lo_inv[warp] = lo_inv;
     warp_hi[warp] = hi;
-    warp_seen[warp] = warp_saw;
   }
-  __syncthreads();
-  if (warp != 0) return;
-  lo_inv = warp_max(lane < warps ? warp_lo_inv[lane] : 0ull);
-  hi = warp_max(lane < warps ? warp_hi[lane] : 0ull);
-  if (__any_sync(0xFFFFFFFFu, lane < warps && warp_seen[lane]) && lane == 0) {
-    atomicMax(&p.scratch[0], lo_inv);
-    atomicMax(&p.scratch[1], hi);
-    p.scratch[2] = 1;
+  seen = __syncthreads_or(seen);
+  lo_inv = 0;
+  hi = 0;
+  for (int w = 0; w < warps; ++w) {
+    lo_inv = max(lo_inv, warp_lo_inv[w]);
+    hi = max(hi, warp_hi[w]);
+  }
+  __syncthreads();  // the slots are free again
+  return seen;
+}
+
+// The range kernel's partials: 3 words per block, after the counts.
+template <int Dims>
+__device__ __forceinline__ unsigned long long* range_partials(const HistogramParams<Dims>& p) {
+  return p.scratch + kHistogramHeaderWords + (long long)p.global_copies * p.bins;
+}
+
+// Kernel 1 (auto range): min and max of this block's non-NaN values as its
+// partial (plain stores: no atomics on two addresses, no memset first), and
+// the counting kernel's words zeroed on the way.
+template <typename T, int Vec, int Dims>
+__device__ __forceinline__ void histogram_range(const HistogramParams<Dims>& p) {
+  const long long zeroed = kHistogramHeaderWords + (long long)p.global_copies * p.bins;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < zeroed; i += (long long)gridDim.x * blockDim.x)
+    p.scratch[i] = 0;
+  RangeFolder<T> r;
+  for_each_value<T, Vec>(p, r);
+  unsigned long long lo_inv, hi;
+  const bool seen = block_fold_range(lo_inv, hi, r.keys(lo_inv, hi));
+  if (threadIdx.x == 0) {
+    unsigned long long* mine = range_partials(p) + 3ll * blockIdx.x;
+    mine[0] = lo_inv;
+    mine[1] = hi;
+    mine[2] = seen;
   }
 }
 
@@ -337,7 +355,8 @@ __device__ __forceinline__ void count_values(const HistogramParams<Dims>& p, Bin
 }
 
 // The range the counting kernel uses; false (nothing counted) when the
-// automatic range is not finite, which is reported.
+// automatic range is not finite, which is reported. Called by every thread
+// of the block (an automatic range is folded across it).
 template <typename T, int Dims>
 __device__ __forceinline__ bool counting_range(const HistogramParams<Dims>& p, typename HistogramTraits<T>::Acc& lo,
                                                typename HistogramTraits<T>::Acc& hi) {
@@ -348,13 +367,24 @@ __device__ __forceinline__ bool counting_range(const HistogramParams<Dims>& p, t
     hi = Tr::kFloat ? A(p.hi) : A(p.ihi);
     return true;
   }
+  // Fold the range kernel's partials (a few per thread).
+  unsigned long long lo_word = 0, hi_word = 0;
+  bool any = false;
+  const unsigned long long* partials = range_partials(p);
+  for (int b = threadIdx.x; b < p.range_blocks; b += blockDim.x)
+    if (partials[3 * b + 2]) {
+      lo_word = max(lo_word, partials[3 * b]);
+      hi_word = max(hi_word, partials[3 * b + 1]);
+      any = true;
+    }
+  const bool seen = block_fold_range(lo_word, hi_word, any);
   if (Tr::kFloat) {
-    if (!p.scratch[2]) {  // only NaN: PyTorch's range [nan, nan] is not finite
+    if (!seen) {  // only NaN: PyTorch's range [nan, nan] is not finite
       if (blockIdx.x == 0 && threadIdx.x == 0) report_bad_index(p.error, 0, 0, 0, p.op_code);
       return false;
     }
     typedef typename Tr::Key Key;
-    double dlo = Tr::from_key(Key(~Key(p.scratch[0]))), dhi = Tr::from_key(Key(p.scratch[1]));
+    double dlo = Tr::from_key(Key(~Key(lo_word))), dhi = Tr::from_key(Key(hi_word));
     if (dlo == dhi) {  // [min - 1, max + 1], rounded to x's type as PyTorch does
       dlo = double(T(dlo - 1.0));
       dhi = double(T(dhi + 1.0));
@@ -368,8 +398,8 @@ __device__ __forceinline__ bool counting_range(const HistogramParams<Dims>& p, t
     hi = A(dhi);
   } else {
     typedef typename Tr::Key Key;
-    long long ilo = (long long)Tr::from_key(Key(~Key(p.scratch[0]))), ihi = (long long)Tr::from_key(Key(p.scratch[1]));
-    if (!p.scratch[2]) ilo = ihi = 0;
+    long long ilo = (long long)Tr::from_key(Key(~Key(lo_word))), ihi = (long long)Tr::from_key(Key(hi_word));
+    if (!seen) ilo = ihi = 0;
     if (ilo == ihi) {
       ilo = (long long)T(ilo - 1);
       ihi = (long long)T(ihi + 1);
@@ -423,7 +453,7 @@ __device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) 
   __shared__ bool last;
   __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(&p.scratch[3], 1ull) == gridDim.x - 1;
+  if (threadIdx.x == 0) last = atomicAdd(&p.scratch[0], 1ull) == gridDim.x - 1;
   __syncthreads();
   if (!last) return;
   __threadfence();

@@ -75,7 +75,9 @@ py::object histc_body(PyObject* const* a) {
   std::unique_ptr<StreamScratch> scratch;
   unsigned long long* words = reinterpret_cast<unsigned long long*>(uintptr_t(256));  // planned, never launched
   if (explain_arch < 0) {
-    scratch = std::make_unique<StreamScratch>(call, histc_scratch_words(r.bins) * 2, 0u);
+    // 32-bit words; with an automatic range nothing is zeroed here (no memset launch).
+    scratch = std::make_unique<StreamScratch>(call, histc_scratch_words(r.bins) * 2, 0u,
+                                              histc_zeroed_words(r.bins, histc_range_is_automatic(x, r)) * 2);
     words = scratch->keys();
   }
   std::vector<LaunchPlan> plans;

@@ -66,9 +66,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
                     std::vector<LaunchPlan>& plans) {
   using F = HistogramSpecFields;
   const int64_t n = x.numel();
-  // An empty x has no range to find: PyTorch then widens min == max to
-  // [min - 1, max + 1] and counts nothing; so does the explicit path.
-  const bool automatic = r.min == r.max && n > 0;
+  const bool automatic = histc_range_is_automatic(x, r);
   const int64_t items = Dims == 0 ? (n + vec - 1) / vec : n;
   // Tunable: resident blocks per SM ("waves"; the heuristic's 4 fills an SM
   // with the launch bounds' register budget).
@@ -80,7 +78,10 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     LaunchTuning heuristic;
     heuristic.threads = kThreads;
     heuristic.unroll = 1;
-    heuristic.waves = kHistogramBlocksPerSm;
+    // Under 2^20 packs (4 MB of float32), one block per SM: each block's
+    // fixed work (zeroing, flushing and merging its counters) outweighs its
+    // 16 values a thread (bench --tune at 741ba58: 1.24x on 2^20 values).
+    heuristic.waves = items < (int64_t(1) << 20) ? 1 : kHistogramBlocksPerSm;
     plan.tuning = resolve_tuning(point, device, heuristic);
     plan.tunable = true;
     return int64_t(plan.tuning.config.waves);
@@ -96,15 +97,21 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     k.fields[F::kMaxThreads] = kThreads;
     return k;
   };
-  if (automatic && n > 0) {
+  int32_t range_blocks = 0;
+  if (automatic) {
     LaunchPlan& plan = plans.emplace_back();
     plan.spec = spec(kHistogramRange);
     const int64_t resident = int64_t(device.sm_count) * resolve(kHistogramRange, plan);
     plan.block[0] = kThreads;
     // One wave: a reduction wants few blocks, each with many loads in flight.
-    plan.grid[0] = unsigned(std::max<int64_t>(1, std::min<int64_t>((items + kThreads * 4 - 1) / (kThreads * 4), resident)));
-    plan.regime = "range: min/max by atomicMax of ordered keys";
-    plan.set_params(base_params<Dims>(x, s, scratch, error_slot));
+    const int64_t blocks = std::min<int64_t>((items + kThreads * 4 - 1) / (kThreads * 4), resident);
+    plan.grid[0] = unsigned(std::max<int64_t>(1, std::min<int64_t>(blocks, kHistogramMaxRangeBlocks)));
+    range_blocks = int32_t(plan.grid[0]);
+    plan.regime = "range: a min/max of ordered keys per block";
+    HistogramParams<Dims> range = base_params<Dims>(x, s, scratch, error_slot);
+    range.bins = int32_t(r.bins);  // the count words it zeroes
+    range.global_copies = histogram_global_copies(r.bins);
+    plan.set_params(range);
   }
   HistogramParams<Dims> p = base_params<Dims>(x, s, scratch, error_slot);
   p.out = out.data;
@@ -112,6 +119,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   p.bins = int32_t(r.bins);
   p.global_copies = histogram_global_copies(r.bins);
   p.auto_range = automatic;
+  p.range_blocks = range_blocks;
   if (!automatic) {
     double lo = to_x_type(x.dtype, r.min), hi = to_x_type(x.dtype, r.max);
     if (lo == hi) {
@@ -178,8 +186,18 @@ void check_histc(const TensorDesc& x, const HistcRequest& r) {
 // 2.5 ns per atomic on one address); up to 4096 words in all.
 int histogram_global_copies(int64_t bins) { return int(std::max<int64_t>(1, std::min<int64_t>(32, 4096 / bins))); }
 
+bool histc_range_is_automatic(const TensorDesc& x, const HistcRequest& r) {
+  // An empty x has no range to find: PyTorch then widens min == max to
+  // [min - 1, max + 1] and counts nothing; so does the explicit path.
+  return r.min == r.max && x.numel() > 0;
+}
+
+size_t histc_zeroed_words(int64_t bins, bool automatic) {
+  return automatic ? 0 : size_t(kHistogramHeaderWords + int64_t(histogram_global_copies(bins)) * bins);
+}
+
 size_t histc_scratch_words(int64_t bins) {
-  return size_t(kHistogramHeaderWords + int64_t(histogram_global_copies(bins)) * bins);
+  return histc_zeroed_words(bins, false) + 3 * size_t(kHistogramMaxRangeBlocks);
 }
 
 void plan_histc(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r, unsigned long long* scratch,

@@ -22,8 +22,14 @@ void check_histc(const TensorDesc& x, const HistcRequest& r);
 // Copies of the counts in scratch (templates/jitops/histogram_params.h).
 int histogram_global_copies(int64_t bins);
 
-// 64-bit words of scratch the launches need (zeroed before them).
+// True when the range comes from the data (min == max on a non-empty x).
+bool histc_range_is_automatic(const TensorDesc& x, const HistcRequest& r);
+
+// 64-bit words of scratch the launches need, and how many of them must be
+// zeroed before the launches (none with an automatic range: its range
+// kernel zeroes them).
 size_t histc_scratch_words(int64_t bins);
+size_t histc_zeroed_words(int64_t bins, bool automatic);
 
 // Strategy override for measurement: 0 heuristic, 1 shared memory, 2 global.
 void set_histogram_strategy(int strategy);
