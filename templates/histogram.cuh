@@ -95,6 +95,19 @@ __device__ __forceinline__ long long element_offset(const HistogramParams<Dims>&
   return off;
 }
 
+// Calls f(value) for every element of x, one at a time, grid-stride: the walk
+// of a strided x, and of a float x's rare cases (counts in global memory; a
+// width the fast binner cannot divide by), small code so that a kernel
+// unrolls only the walk it mostly runs (two unrolled walks tripled NVRTC's
+// time for the count kernel).
+template <typename T, int Dims, typename F>
+__device__ __forceinline__ void for_each_value_simply(const HistogramParams<Dims>& p, F& f) {
+  const long long threads = (long long)gridDim.x * blockDim.x;
+  const T* x = static_cast<const T*>(p.x);
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += threads)
+    f(x[element_offset(p, i)]);
+}
+
 // Calls f(value) for every element of x, in packs of Vec when dense (Dims 0),
 // last pack first when `backwards`.
 template <typename T, int Vec, int Dims, typename F>
@@ -132,20 +145,8 @@ __device__ __forceinline__ void for_each_value(const HistogramParams<Dims>& p, F
     const long long tail = packs * Vec + tid;
     if (tail < p.n) f(x[tail]);
   } else {
-    for (long long i = tid; i < p.n; i += threads) f(x[element_offset(p, i)]);
+    for_each_value_simply<T>(p, f);
   }
-}
-
-// One value at a time, grid-stride, for the rare cases of a float x (counts
-// in global memory; a width the fast binner cannot divide by): small code,
-// so that a kernel unrolls only the walk it mostly runs (two unrolled walks
-// tripled NVRTC's time for the count kernel).
-template <typename T, int Dims, typename F>
-__device__ __forceinline__ void for_each_value_simply(const HistogramParams<Dims>& p, F& f) {
-  const long long threads = (long long)gridDim.x * blockDim.x;
-  const T* x = static_cast<const T*>(p.x);
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += threads)
-    f(x[element_offset(p, i)]);
 }
 
 __device__ __forceinline__ unsigned int acc_key(float a) { return float_key(a); }
@@ -319,18 +320,10 @@ struct SharedFloatBinner {
   }
 };
 
-// The walk over x, as a callable (NVRTC takes no __device__ lambdas).
+// Counts every value (last pack first when `backwards`), through the fast
+// binner where it applies; a float x's other cases take the simple walk.
 template <typename T, int Vec, int Dims>
-struct GridWalk {
-  const HistogramParams<Dims>& p;
-  bool backwards;
-  template <typename F> __device__ __forceinline__ void operator()(F& f) const { for_each_value<T, Vec>(p, f, backwards); }
-};
-
-// Counts every value with `walk`, through the fast binner where it applies;
-// a float x's other cases take the simple walk.
-template <typename T, int Dims, typename Walk>
-__device__ __forceinline__ void count_values(const HistogramParams<Dims>& p, Binner<T, Dims>& b, Walk walk) {
+__device__ __forceinline__ void count_values(const HistogramParams<Dims>& p, Binner<T, Dims>& b, bool backwards) {
   typedef typename HistogramTraits<T>::Acc A;
   if constexpr (sizeof(A) == 4 && HistogramTraits<T>::kFloat) {
     if (b.shared && b.divide.exact && p.bins < (1 << 22)) {
@@ -345,13 +338,13 @@ __device__ __forceinline__ void count_values(const HistogramParams<Dims>& p, Bin
       f.stride = unsigned(b.stride);
       f.bias = unsigned(SharedFloatBinner<T>::kTwo23Bits) * f.stride;
       f.column = b.shared;
-      walk(f);
+      for_each_value<T, Vec>(p, f, backwards);
     } else {
       for_each_value_simply<T>(p, b);
     }
     return;
   }
-  walk(b);
+  for_each_value<T, Vec>(p, b, backwards);
 }
 
 // The range the counting kernel uses; false (nothing counted) when the
@@ -438,7 +431,7 @@ __device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) 
     // Integers: int64 arithmetic as PyTorch's; its bin is truncated by the int cast.
     b.scale = A(b.bins);
     b.divide.init(b.hi - b.lo);
-    count_values<T>(p, b, GridWalk<T, Vec, Dims>{p, p.auto_range != 0});
+    count_values<T, Vec>(p, b, p.auto_range != 0);
   }
   if (p.copies > 0) {
     __syncthreads();
