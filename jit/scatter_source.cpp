@@ -26,6 +26,7 @@ std::string scatter_body(const KernelSpec& s) {
   if (f[F::kOp] >= kScatterRowCount) {
     const std::string op = f[F::kOp] == kScatterRowCount  ? "row_count<" + std::string(index_type) + ">"
                            : f[F::kOp] == kScatterRowScan ? std::string("row_scan")
+                           : f[F::kOp] == kScatterRowTileSort ? std::string("row_tile_sort")
                            : f[F::kOp] == kScatterRowPlace
                                ? "row_place<" + std::string(index_type) + ">"
                                : "row_sum<" + element + ", " + std::to_string(f[F::kVec]) + ", " +

@@ -2,7 +2,10 @@
 // contiguous row of src to one row of self. With one atomic per element the
 // adds are bound by L2 atomic throughput (scatter_add of 2^20 rows of 128
 // float32: 42% of copy speed); here the rows are first sorted by destination
-// (a counting sort: count, scan, place), then each warp sums a fixed run of
+// (a two-level counting sort with atomics in shared memory only: count rows
+// per bucket of kRowSortTile destinations, scan, place into buckets, sort each
+// bucket; one L2 atomic per row had made the sort ~70 us for 2^20 rows),
+// then each warp sums a fixed run of
 // kRowSortRun sorted rows, a destination at a time, and adds each sum with one
 // vector reduction: ~10 rows per destination means ~10x fewer atomics than
 // one per row. Work per warp is the same
@@ -16,50 +19,37 @@ namespace jitops {
 
 __device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31; }
 
-// Row r's destination, false (and a report, when asked) for a bad index.
-template <typename IndexT>
-__device__ __forceinline__ bool row_destination(const RowSortParams& p, int64_t r, int& d, bool report) {
-  const int64_t v = (int64_t)static_cast<const IndexT*>(p.index)[r * p.index_stride];
-  if ((uint64_t)v >= (uint64_t)p.destinations) {
-    if (report) report_bad_index(p.error, r * p.position_stride, v, p.destinations, p.op_code);
-    return false;
-  }
-  d = int(v);
-  return true;
-}
+// Rows per thread whose index loads are in flight together: a loop that
+// loads one index, then waits on it, ran at one DRAM round trip per row.
+constexpr int kRowSortBatch = 16;
+static_assert(kRowSortBatch * kRowSortThreads == kRowSortStaged, "a staged chunk is one batch of the block's threads");
+static_assert(kRowSortThreads >= kRowSortTile, "the bucket sort scans one counter per thread");
 
-// Calls f(r, valid, d, peers) for every row, a warp of consecutive rows at a
-// time with all 32 lanes converged; `peers` are the lanes with the same
-// destination, so that one lane can act for all of them (one atomic, not 32,
-// when a warp's rows share a destination).
+// Calls f(k, r, d) for every row r of this block's chunk whose destination d
+// is valid, kRowSortBatch rows a thread at a time (k: which of the batch's),
+// bad ones reported when asked.
 template <typename IndexT, typename F>
-__device__ __forceinline__ void for_each_row_warp(const RowSortParams& p, bool report, F f) {
-  const int64_t step = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t base = (int64_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < p.rows; base += step) {
-    const int64_t r = base + lane_id();
-    int d = -1;
-    const bool valid = r < p.rows && row_destination<IndexT>(p, r, d, report);
-    const unsigned peers = __match_any_sync(0xFFFFFFFFu, valid ? d : -1);
-    f(r, valid, d, peers);
-  }
-}
-
-// Pass 1: rows per destination, and per tile of destinations (in shared
-// memory first: a block adds each tile once).
-template <typename IndexT>
-__device__ __forceinline__ void row_count(const RowSortParams& p) {
-  __shared__ int tile_rows[kRowSortMaxTiles];
-  for (int i = threadIdx.x; i < p.tiles; i += blockDim.x) tile_rows[i] = 0;
-  __syncthreads();
-  for_each_row_warp<IndexT>(p, true, [&](int64_t, bool valid, int d, unsigned peers) {
-    if (valid && lane_id() == unsigned(__ffs(peers) - 1)) {
-      atomicAdd(&p.counts[d], __popc(peers));
-      atomicAdd(&tile_rows[d / kRowSortTile], __popc(peers));
+__device__ __forceinline__ void for_each_row_of_chunk(const RowSortParams& p, bool report, F f) {
+  const IndexT* index = static_cast<const IndexT*>(p.index);
+  const int64_t begin = (int64_t)blockIdx.x * p.chunk_rows, end = min(p.rows, begin + p.chunk_rows);
+  for (int64_t base = begin + threadIdx.x; base < end; base += (int64_t)kRowSortBatch * blockDim.x) {
+    int64_t v[kRowSortBatch];
+#pragma unroll
+    for (int k = 0; k < kRowSortBatch; ++k) {
+      const int64_t r = base + (int64_t)k * blockDim.x;
+      if (r < end) v[k] = (int64_t)load_readonly(index + r * p.index_stride);
     }
-  });
-  __syncthreads();
-  for (int i = threadIdx.x; i < p.tiles; i += blockDim.x)
-    if (tile_rows[i]) atomicAdd(&p.tile_sums[i], tile_rows[i]);
+#pragma unroll
+    for (int k = 0; k < kRowSortBatch; ++k) {
+      const int64_t r = base + (int64_t)k * blockDim.x;
+      if (r >= end) break;
+      if ((uint64_t)v[k] >= (uint64_t)p.destinations) {
+        if (report) report_bad_index(p.error, r * p.position_stride, v[k], p.destinations, p.op_code);
+        continue;
+      }
+      f(k, r, int(v[k]));
+    }
+  }
 }
 
 // Sum over the block (every thread gets it).
@@ -90,43 +80,151 @@ __device__ __forceinline__ int block_exclusive_scan(int v, int* warp_totals) {
   return before + inclusive - v;
 }
 
-// Pass 2, one block per tile: counts -> sorted position of each destination's
-// first row (rows of earlier tiles from tile_sums, then a scan in the tile).
-// Each thread scans kRowSortTile / blockDim.x consecutive destinations.
-__device__ __forceinline__ void row_scan(const RowSortParams& p) {
-  __shared__ int warp_totals[32];
-  int earlier = 0;
-  for (int i = threadIdx.x; i < int(blockIdx.x); i += blockDim.x) earlier += p.tile_sums[i];
-  earlier = block_sum(earlier, warp_totals);
-  const int per_thread = kRowSortTile / blockDim.x;
-  const int64_t first = (int64_t)blockIdx.x * kRowSortTile + (int64_t)threadIdx.x * per_thread;
-  int mine = 0;
-  for (int k = 0; k < per_thread; ++k)
-    if (first + k < p.destinations) mine += p.counts[first + k];
-  int position = earlier + block_exclusive_scan(mine, warp_totals);
-  for (int k = 0; k < per_thread; ++k) {
-    if (first + k >= p.destinations) break;
-    const int c = p.counts[first + k];
-    p.counts[first + k] = position;
-    position += c;
+// Pass 1, one block per chunk of rows: its rows per tile, counted in shared
+// memory and stored plainly (chunk_tile), plus one atomic per tile for the
+// tile totals.
+template <typename IndexT>
+__device__ __forceinline__ void row_count(const RowSortParams& p) {
+  __shared__ int tile_rows[kRowSortMaxTiles];
+  for (int t = threadIdx.x; t < p.tiles; t += blockDim.x) tile_rows[t] = 0;
+  __syncthreads();
+  for_each_row_of_chunk<IndexT>(p, true, [&](int, int64_t, int d) { atomicAdd(&tile_rows[d >> kRowSortTileShift], 1); });
+  __syncthreads();
+  for (int t = threadIdx.x; t < p.tiles; t += blockDim.x) {
+    const int c = tile_rows[t];
+    p.chunk_tile[(int64_t)t * p.chunks + blockIdx.x] = c;
+    if (c) atomicAdd(&p.tile_sums[t], c);
   }
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == blockDim.x - 1) *p.total = position;
 }
 
-// Pass 3: each valid row takes the next sorted position of its destination.
+// Pass 2, one block per tile: where its bucket starts (the rows of earlier
+// tiles), and where each chunk's rows go in it (a scan over the chunks).
+__device__ __forceinline__ void row_scan(const RowSortParams& p) {
+  __shared__ int warp_totals[32];
+  const int tile = blockIdx.x;
+  int earlier = 0;
+  for (int t = threadIdx.x; t < tile; t += blockDim.x) earlier += p.tile_sums[t];
+  earlier = block_sum(earlier, warp_totals);
+  int* counts = p.chunk_tile + (int64_t)tile * p.chunks;
+  int position = earlier;
+  for (int first = 0; first < p.chunks; first += blockDim.x) {
+    const int c = first + int(threadIdx.x);
+    const int rows = c < p.chunks ? counts[c] : 0;
+    const int before = block_exclusive_scan(rows, warp_totals);
+    if (c < p.chunks) counts[c] = position + before;
+    position += block_sum(rows, warp_totals);
+  }
+  if (threadIdx.x == 0) {
+    p.tile_start[tile] = earlier;
+    if (tile == p.tiles - 1) *p.total = position;
+  }
+}
+
+// Pass 3, one block per chunk: each valid row into its tile's bucket, at the
+// chunk's positions there. A chunk of up to kRowSortStaged rows is first put
+// in tile order in shared memory, so that a tile's rows go out as one run of
+// neighbouring stores; a larger chunk stores each row where it goes (a
+// transaction each). Dynamic shared memory: the chunk's first position in
+// each bucket and its rows per tile (2 x tiles words), then the staged rows.
 template <typename IndexT>
 __device__ __forceinline__ void row_place(const RowSortParams& p) {
-  for_each_row_warp<IndexT>(p, false, [&](int64_t r, bool valid, int d, unsigned peers) {
-    const int leader = __ffs(peers) - 1;
-    int position = 0;
-    if (valid && int(lane_id()) == leader) position = atomicAdd(&p.counts[d], __popc(peers));
-    position = __shfl_sync(0xFFFFFFFFu, position, leader);
-    if (valid) {
-      position += __popc(peers & ((1u << lane_id()) - 1u));
-      p.perm[position] = int(r);
-      p.dest[position] = d;
-    }
-  });
+  extern __shared__ int place_shared[];
+  int* base = place_shared;              // [tiles] this chunk's first position in each bucket
+  int* local = place_shared + p.tiles;   // [tiles] its rows per tile, then where each tile's run starts in `staged`
+  int2* staged = reinterpret_cast<int2*>(place_shared + 2 * p.tiles);
+  const int tid = int(threadIdx.x), threads = int(blockDim.x);
+  for (int t = tid; t < p.tiles; t += threads) {
+    base[t] = p.chunk_tile[(int64_t)t * p.chunks + blockIdx.x];
+    local[t] = 0;
+  }
+  __syncthreads();
+  const int64_t first_row = (int64_t)blockIdx.x * p.chunk_rows;
+  const int rows = int(min(p.chunk_rows, p.rows - first_row));
+  if (rows > kRowSortStaged) {
+    for_each_row_of_chunk<IndexT>(p, false, [&](int, int64_t r, int d) {
+      p.bucketed[atomicAdd(&base[d >> kRowSortTileShift], 1)] = make_int2(int(r), d);
+    });
+    return;
+  }
+  // rows <= kRowSortStaged = kRowSortBatch * blockDim.x: one batch, kept in registers.
+  int dest[kRowSortBatch], rank[kRowSortBatch];
+#pragma unroll
+  for (int k = 0; k < kRowSortBatch; ++k) dest[k] = -1;
+  for_each_row_of_chunk<IndexT>(p, false, [&](int k, int64_t, int d) { dest[k] = d; });
+#pragma unroll
+  for (int k = 0; k < kRowSortBatch; ++k)
+    if (dest[k] >= 0) rank[k] = atomicAdd(&local[dest[k] >> kRowSortTileShift], 1);
+  __syncthreads();
+  // Exclusive scan of the per-tile counts: each thread scans a run of tiles.
+  __shared__ int warp_totals[32];
+  const int per_thread = (p.tiles + threads - 1) / threads, t0 = tid * per_thread;
+  int mine = 0;
+  for (int t = t0; t < min(p.tiles, t0 + per_thread); ++t) mine += local[t];
+  int start = block_exclusive_scan(mine, warp_totals);
+  __syncthreads();
+  for (int t = t0; t < min(p.tiles, t0 + per_thread); ++t) {
+    const int n = local[t];
+    local[t] = start;
+    start += n;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < kRowSortBatch; ++k)
+    if (dest[k] >= 0)
+      staged[local[dest[k] >> kRowSortTileShift] + rank[k]] = make_int2(int(first_row + k * threads + tid), dest[k]);
+  const int valid = block_sum(mine, warp_totals);  // syncs: the staged rows are all written
+  for (int i = tid; i < valid; i += threads) {
+    const int2 v = staged[i];
+    const int t = v.y >> kRowSortTileShift;
+    p.bucketed[base[t] + (i - local[t])] = v;
+  }
+}
+
+// Pass 4, one block per tile: a counting sort of its bucket by destination
+// (kRowSortTile counters in shared memory) into `sorted`. A bucket of up to
+// kRowSortStaged rows is sorted in shared memory and written out in order
+// (each store lands next to its neighbours'); a larger one (a few hot
+// destinations) is scattered straight into `sorted`, a transaction a row.
+__device__ __forceinline__ void row_tile_sort(const RowSortParams& p) {
+  __shared__ int slot[kRowSortTile];
+  __shared__ int warp_totals[32];
+  __shared__ int2 staged[kRowSortStaged];
+  const int tile = blockIdx.x, first_dest = tile << kRowSortTileShift;
+  const int begin = p.tile_start[tile], rows = p.tile_sums[tile];
+  const int threads = int(blockDim.x), tid = int(threadIdx.x);
+  for (int i = tid; i < kRowSortTile; i += threads) slot[i] = 0;
+  __syncthreads();
+  // blockDim.x >= kRowSortTile: one counter per thread in the scan.
+  auto scan_slots = [&](int base) {
+    __syncthreads();
+    const int n = tid < kRowSortTile ? slot[tid] : 0;
+    const int before = block_exclusive_scan(n, warp_totals);
+    if (tid < kRowSortTile) slot[tid] = base + before;
+    __syncthreads();
+  };
+  constexpr int kPerThread = kRowSortStaged / kRowSortThreads;
+  if (rows <= kPerThread * threads) {
+    int2 v[kPerThread];
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k)
+      if (k * threads + tid < rows) {
+        v[k] = p.bucketed[begin + k * threads + tid];
+        atomicAdd(&slot[v[k].y - first_dest], 1);
+      }
+    scan_slots(0);
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k)
+      if (k * threads + tid < rows) staged[atomicAdd(&slot[v[k].y - first_dest], 1)] = v[k];
+    __syncthreads();
+    for (int i = tid; i < rows; i += threads) p.sorted[begin + i] = staged[i];
+    return;
+  }
+  for (int i = begin + tid; i < begin + rows; i += threads) atomicAdd(&slot[p.bucketed[i].y - first_dest], 1);
+  scan_slots(begin);
+  for (int i = begin + tid; i < begin + rows; i += threads) {
+    const int2 v = p.bucketed[i];
+    p.sorted[atomicAdd(&slot[v.y - first_dest], 1)] = v;
+  }
 }
 
 // Sums run in float (double for double), rounded once per destination.
@@ -162,8 +260,8 @@ __device__ __forceinline__ void row_sum(const RowSortParams& p) {
   const int64_t total = *p.total;
   if (begin >= total) return;  // the whole warp
   const int count = int(min((int64_t)kRowSortRun, total - begin));
-  const int my_row = lane < count ? p.perm[begin + lane] : 0;
-  const int my_dest = lane < count ? p.dest[begin + lane] : -1;
+  const int2 mine = lane < count ? p.sorted[begin + lane] : make_int2(0, -1);
+  const int my_row = mine.x, my_dest = mine.y;
   const T* src = static_cast<const T*>(p.src);
   for (int64_t first_unit = 0; first_unit < p.row_units; first_unit += 32) {
     const int64_t unit = first_unit + lane;

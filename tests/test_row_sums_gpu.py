@@ -97,6 +97,24 @@ def test_chosen_by_default_on_the_bench_scatter_add_only():
                              torch.randn(1024, 1024, device=DEVICE))
 
 
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("rows, destinations, width", [(20000, 3000, 8), (5_000_000, 70000, 2)])
+def test_many_chunks_and_buckets(forced, rows, destinations, width, index_dtype):
+    """Rows over several count / place blocks (4096 rows each; more each past 1024 blocks) and many buckets of
+    128 destinations, one destination hot (every 7th row) among random ones."""
+    rng = np.random.default_rng(seed("chunks", rows, index_dtype))
+    idx_h = rng.integers(0, destinations, rows)
+    idx_h[::7] = destinations - 1
+    idx = torch.from_numpy(idx_h.astype(index_dtype)).to(DEVICE)
+    self_t = device_tensor(rng, (destinations, width), "float32", "contiguous")
+    src_t = device_tensor(rng, (rows, width), "float32", "contiguous")
+    assert uses_row_sums(jitops.index_add_, self_t, 0, idx, src_t)
+    before = host(self_t)
+    jitops.index_add_(self_t, 0, idx, src_t)
+    ref, bound = accumulate_reference(before, idx_h, host(src_t), "float32")
+    check_float(self_t, ref, bound, "float32")
+
+
 def test_bad_index_is_reported_and_the_other_rows_added(forced):
     self_t = torch.randn(100, 32, device=DEVICE)
     idx_h = np.arange(200) % 100

@@ -49,16 +49,19 @@ def test_scatter_add_expanded_index_is_2d_and_vectorized():
 
 
 def test_many_wide_rows_are_sorted_by_destination_then_summed():
-    """2^20 rows of 128 into 100000 (the bench's scatter_add): count, scan, place, sum."""
+    """2^20 rows of 128 into 100000 (the bench's scatter_add): count rows per bucket of 128 destinations,
+    scan, place into buckets, sort each bucket, sum."""
     for call in (("scatter_add_", V([100000, 128], "float32"), 0, V([M, 128], "int64", strides=[1, 0]),
                   V([M, 128], "float32")),
                  ("index_add_", V([100000, 128], "float64"), 0, V([M], "int32"), V([M, 128], "float64"))):
         passes = plans(*call)
-        assert [p["spec"]["op"] for p in passes] == [10, 11, 12, 13]
-        assert [p["regime"].split(": ")[0] for p in passes] == ["row sums"] * 4
+        assert [p["spec"]["op"] for p in passes] == [10, 11, 12, 14, 13]
+        assert [p["regime"].split(": ")[0] for p in passes] == ["row sums"] * 5
         assert passes[-1]["spec"]["vec"] == 16 // (8 if call[1].dtype == "float64" else 4)
-        assert passes[1]["grid"][0] == 25  # one scan block per 4096 destinations
+        assert passes[0]["grid"][0] == passes[2]["grid"][0] == M // 4096  # a block per chunk of 4096 rows
+        assert passes[1]["grid"][0] == passes[3]["grid"][0] == 782  # a block per bucket of 128 destinations
         assert "row_sum<" in passes[-1]["source"] and "row_count<" in passes[0]["source"]
+        assert "row_tile_sort(p)" in passes[3]["source"] and passes[3]["spec"]["index"] == 0
     # hot rows, 16-bit floats, integers, products and narrow rows keep the atomic kernels
     for call in (("index_add_", V([64, 128], "float32"), 0, V([M], "int64"), V([M, 128], "float32")),
                  ("scatter_add_", V([100000, 128], "float16"), 0, V([M, 128], "int64", strides=[1, 0]),

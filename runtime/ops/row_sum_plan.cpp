@@ -11,13 +11,13 @@
 namespace jitops {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = kRowSortThreads;
 constexpr int64_t kMinBytes = int64_t(64) << 20;  // of source, for row sums to pay
 std::atomic<int> g_mode{1};
 
 // Where sorting pays, from the scatter_add bench case (2^20 rows of 128
 // float32 into 100000: atomics 368 us, 42% of copy) and the sort's own cost
-// (four launches, ~15 us): enough elements that the adds dominate, rows wide
+// (five launches): enough elements that the adds dominate, rows wide
 // enough for a warp, at most 64 rows per destination on average (hot rows
 // stay with the atomic kernels, whose threads merge equal destinations), and
 // a scan no longer than the rows.
@@ -39,8 +39,11 @@ bool is_float_element(int e) {
 
 void set_row_sum_mode(int mode) { g_mode = mode; }
 
-size_t RowSumLayout::zeroed_words() const { return size_t(destinations + tiles + 1); }
-size_t RowSumLayout::scratch_words() const { return zeroed_words() + size_t(2 * rows); }
+size_t RowSumLayout::zeroed_words() const { return size_t(tiles); }
+size_t RowSumLayout::scratch_words() const {
+  // tile sums, total, tile starts, chunk counts, one word to align the pairs, bucketed and sorted pairs
+  return zeroed_words() + 1 + size_t(tiles) + size_t(tiles) * size_t(chunks) + 1 + size_t(4 * rows);
+}
 
 RowSumLayout row_sum_layout(const ScatterProblem& p) {
   RowSumLayout l;
@@ -76,6 +79,8 @@ RowSumLayout row_sum_layout(const ScatterProblem& p) {
   }
   l.row_units = length / l.vec;
   l.tiles = int((l.destinations + kRowSortTile - 1) / kRowSortTile);
+  l.chunk_rows = std::max<int64_t>(kRowSortMinChunk, (l.rows + kRowSortMaxChunks - 1) / kRowSortMaxChunks);
+  l.chunks = int((l.rows + l.chunk_rows - 1) / l.chunk_rows);
   l.applies = pays(l, length * p.element_bytes, p.element);
   return l;
 }
@@ -87,12 +92,17 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
   params.src = p.src;
   params.self = p.self;
   params.error = error_slot;
-  params.counts = scratch;
-  params.tile_sums = scratch + l.destinations;
+  params.tile_sums = scratch;
   params.total = params.tile_sums + l.tiles;
-  params.perm = params.total + 1;
-  params.dest = params.perm + l.rows;
+  params.tile_start = params.total + 1;
+  params.chunk_tile = params.tile_start + l.tiles;
+  // The pairs start on an even word (8-byte aligned): pad the words before.
+  int* after_counts = params.chunk_tile + int64_t(l.tiles) * l.chunks;
+  params.bucketed = reinterpret_cast<int2*>(scratch + ((after_counts - scratch + 1) & ~int64_t(1)));
+  params.sorted = params.bucketed + l.rows;
   params.rows = l.rows;
+  params.chunk_rows = l.chunk_rows;
+  params.chunks = l.chunks;
   params.destinations = l.destinations;
   params.index_stride = l.index_stride;
   params.position_stride = l.position_stride;
@@ -105,26 +115,22 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
   params.alpha_int = p.alpha_int;
   params.tiles = l.tiles;
   params.op_code = p.op_code;
-  const unsigned row_blocks = grid_blocks(l.rows, kThreads, kThreads, device, 8);
-  // Each count block ends with one atomic per tile of destinations on shared
-  // addresses: 4096 blocks made that 4096 deep (count pass 27 us for 2^20
-  // rows), two blocks per SM make it 264.
-  const unsigned count_blocks = unsigned(std::min<int64_t>((l.rows + kThreads - 1) / kThreads, 2 * device.sm_count));
   const unsigned run_blocks = unsigned((l.rows + kRowSortRun * (kThreads / 32) - 1) / (kRowSortRun * (kThreads / 32)));
   const struct {
     int op;
     unsigned grid;
     const char* regime;
-  } passes[] = {{kScatterRowCount, count_blocks, "row sums: count rows per destination"},
-                {kScatterRowScan, unsigned(l.tiles), "row sums: first sorted position per destination"},
-                {kScatterRowPlace, row_blocks, "row sums: place rows in destination order"},
+  } passes[] = {{kScatterRowCount, unsigned(l.chunks), "row sums: count rows per tile of destinations"},
+                {kScatterRowScan, unsigned(l.tiles), "row sums: bucket positions per tile"},
+                {kScatterRowPlace, unsigned(l.chunks), "row sums: place rows into tile buckets"},
+                {kScatterRowTileSort, unsigned(l.tiles), "row sums: sort each bucket by destination"},
                 {kScatterRowSum, run_blocks, "row sums: sum sorted rows per destination"}};
   using F = ScatterSpecFields;
   for (const auto& pass : passes) {
     LaunchPlan& plan = plans.emplace_back();
     plan.spec.family = KernelFamily::Scatter;
     plan.spec.fields[F::kElement] = pass.op == kScatterRowSum ? p.element : 0;
-    plan.spec.fields[F::kIndexBytes] = pass.op == kScatterRowScan || pass.op == kScatterRowSum ? 0 : p.index_bytes;
+    plan.spec.fields[F::kIndexBytes] = pass.op == kScatterRowCount || pass.op == kScatterRowPlace ? p.index_bytes : 0;
     plan.spec.fields[F::kDims] = 2;
     plan.spec.fields[F::kOffsetBits] = 64;
     plan.spec.fields[F::kOp] = pass.op;
@@ -133,6 +139,10 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
     plan.spec.fields[F::kUnroll] = 1;
     plan.spec.fields[F::kMaxThreads] = kThreads;
     plan.grid[0] = std::max(1u, pass.grid);
+    // place: each bucket's first position and the chunk's rows per tile, and
+    // its rows in tile order when they fit (templates/row_sort.cuh, row_place)
+    if (pass.op == kScatterRowPlace)
+      plan.shared_bytes = unsigned(2 * 4 * l.tiles + (l.chunk_rows <= kRowSortStaged ? 8 * kRowSortStaged : 0));
     plan.block[0] = kThreads;
     plan.regime = pass.regime;
     plan.set_params(params);

@@ -16,8 +16,10 @@ struct RowSumLayout {
   int vec = 1;
   int64_t rows = 0, destinations = 0, row_units = 0;
   int64_t index_stride = 0, position_stride = 0, src_row_stride = 0, self_row_stride = 0;
-  int tiles = 0;
-  size_t scratch_words() const;  // 32-bit words: counts, tile sums, total, perm, dest
+  int tiles = 0;            // buckets of kRowSortTile destinations
+  int64_t chunk_rows = 0;   // rows per count / place block
+  int chunks = 0;
+  size_t scratch_words() const;  // 32-bit words: see templates/jitops/row_sort_params.h
   size_t zeroed_words() const;   // the leading words that must start at zero
 };
 
@@ -25,7 +27,7 @@ struct RowSumLayout {
 // its shape; applies == false keeps the atomic kernels.
 RowSumLayout row_sum_layout(const ScatterProblem& problem);
 
-// The four launches, with `scratch` holding layout.scratch_words() words whose
+// The five launches (count, scan, place, sort buckets, sum), with `scratch` holding layout.scratch_words() words whose
 // first zeroed_words() are zero.
 void plan_row_sum(const ScatterProblem& problem, const RowSumLayout& layout, int* scratch, const DeviceInfo& device,
                   IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans);

@@ -2,21 +2,35 @@
 // host planner and the kernels: index_add_ / scatter_add_ where each index
 // entry moves one whole contiguous row of src into one row of self.
 //
-// Scratch, in 32-bit words (the first destinations + tiles words zeroed):
-//   counts[destinations]  rows per destination, then (scan) the sorted
-//                         position of each destination's first row, then
-//                         (place) a cursor past its rows
-//   tile_sums[tiles]      rows per tile of kRowSortTile destinations
-//   total[1]              rows whose index is valid (written by the scan)
-//   perm[rows], dest[rows]  sorted position -> row, -> destination
+// The rows are sorted by destination in two levels, with atomics in shared
+// memory only: into buckets of kRowSortTile destinations ("tiles"), then
+// within each bucket. Blocks of the count and place passes each take a chunk
+// of chunk_rows consecutive rows.
+// Scratch, in 32-bit words (the first `tiles` zeroed):
+//   tile_sums[tiles]            valid rows per tile
+//   total[1]                    valid rows in all (written by the scan)
+//   tile_start[tiles]           first position of each tile's bucket
+//   chunk_tile[tiles * chunks]  rows of chunk c in tile t at [t * chunks + c],
+//                               then (scan) their first position in the bucket
+//   bucketed[rows]              (row, destination) pairs in tile order (place)
+//   sorted[rows]                (row, destination) pairs in destination order
+//                               (both 8-byte aligned: the words before are even)
 #pragma once
 #include "jitops/index_errors.h"
+#if !defined(JITOPS_DEVICE_COMPILE)
+#include <vector_types.h>  // int2 (NVRTC has it built in)
+#endif
 
 namespace jitops {
 
-constexpr int kRowSortTile = 4096;     // destinations per scan block
-constexpr int kRowSortMaxTiles = 1024; // tiles counted in one block's shared memory
-constexpr int kRowSortRun = 32;        // sorted rows per warp in the sums
+constexpr int kRowSortTile = 128;        // destinations per bucket (the last level's counting sort)
+constexpr int kRowSortTileShift = 7;     // log2(kRowSortTile)
+constexpr int kRowSortMaxTiles = 8192;   // tiles counted in one block's shared memory (1M destinations)
+constexpr int kRowSortMinChunk = 4096;   // rows per count / place block, at least
+constexpr int kRowSortMaxChunks = 1024;  // count / place blocks, at most
+constexpr int kRowSortRun = 32;          // sorted rows per warp in the sums
+constexpr int kRowSortThreads = 256;     // threads per block of every pass
+constexpr int kRowSortStaged = 4096;     // rows of a bucket sorted in shared memory (32 KB)
 
 struct RowSortParams {
   typedef int64_t Stride;  // add_pack's offsets
@@ -24,12 +38,14 @@ struct RowSortParams {
   const void* src;
   void* self;
   IndexErrorSlot* error;
-  int* counts;
   int* tile_sums;
   int* total;
-  int* perm;
-  int* dest;
+  int* tile_start;
+  int* chunk_tile;
+  int2* bucketed;
+  int2* sorted;
   int64_t rows;
+  int64_t chunk_rows;       // rows per count / place block
   int64_t destinations;     // self's size along the axis: valid indices [0, destinations)
   int64_t index_stride;     // elements between the index entries of consecutive rows
   int64_t position_stride;  // C-order position in the index of row r's first entry: r * position_stride
@@ -40,6 +56,7 @@ struct RowSortParams {
   double alpha;             // index_add_'s alpha
   int64_t alpha_int;
   int32_t tiles;
+  int32_t chunks;
   int32_t op_code;
 };
 

@@ -24,11 +24,12 @@ enum ScatterOp : int32_t {
   kScatterDetKeys = 8,     // deterministic sums: key = (destination, unit) per unit, for sorting
   kScatterDetReduce = 9,   // ... then one thread per destination adds its units in unit order
   // Row sums (row_sort.cuh, RowSortParams): whole rows added to rows of self,
-  // combined before memory. A counting sort of the rows by destination ...
-  kScatterRowCount = 10,   // ... counts rows per destination (and per tile of destinations)
-  kScatterRowScan = 11,    // ... turns the counts into first sorted positions
-  kScatterRowPlace = 12,   // ... writes each row's sorted position
+  // combined before memory. A two-level counting sort of the rows by destination ...
+  kScatterRowCount = 10,   // ... counts each chunk's rows per tile of destinations
+  kScatterRowScan = 11,    // ... turns them into positions in each tile's bucket
+  kScatterRowPlace = 12,   // ... places the rows into the buckets
   kScatterRowSum = 13,     // then each warp sums a run of sorted rows per destination
+  kScatterRowTileSort = 14,  // ... (after place) sorts each bucket by destination
 };
 
 template <int Bits, int Dims>
