@@ -22,8 +22,8 @@ std::atomic<int> g_mode{1};
 // stay with the atomic kernels, whose threads merge equal destinations), and
 // a scan no longer than the rows.
 // 16-bit floats keep the atomic kernels: sm_90 adds 8 of them per vector
-// reduction, and on the bench's scatter_add they took 153 us against 220-244
-// us for sorting (70 us) and summing (benchmarks/NOTES.md item 21).
+// reduction, and on the bench's scatter_add they took 155 us against 216 us
+// for sorting (36 us) and summing (benchmarks/NOTES.md items 21, 30).
 bool pays(const RowSumLayout& l, int64_t row_bytes, int element) {
   if (g_mode.load() == 2) return true;
   if (element == kElemFloat16 || element == kElemBFloat16) return false;
