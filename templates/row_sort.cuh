@@ -23,7 +23,6 @@ __device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31; }
 // loads one index, then waits on it, ran at one DRAM round trip per row.
 constexpr int kRowSortBatch = 16;
 static_assert(kRowSortBatch * kRowSortThreads == kRowSortStaged, "a staged chunk is one batch of the block's threads");
-static_assert(kRowSortThreads >= kRowSortTile, "the bucket sort scans one counter per thread");
 
 // Calls f(k, r, d) for every row r of this block's chunk whose destination d
 // is valid, kRowSortBatch rows a thread at a time (k: which of the batch's),
@@ -78,6 +77,50 @@ __device__ __forceinline__ int block_exclusive_scan(int v, int* warp_totals) {
   int before = 0;
   for (int w = 0; w < int(threadIdx.x >> 5); ++w) before += warp_totals[w];
   return before + inclusive - v;
+}
+
+// Turns counts[0, n) in shared memory into exclusive prefix sums plus `base`
+// (each thread scans a run of them) and returns their total. Syncs first and
+// last, so counts written before it are seen and its results are seen after.
+__device__ __forceinline__ int exclusive_scan_shared(int* counts, int n, int base, int* warp_totals) {
+  __syncthreads();
+  const int per_thread = (n + int(blockDim.x) - 1) / int(blockDim.x), first = int(threadIdx.x) * per_thread;
+  const int last = min(n, first + per_thread);
+  int mine = 0;
+  for (int i = first; i < last; ++i) mine += counts[i];
+  int start = base + block_exclusive_scan(mine, warp_totals);
+  const int total = block_sum(mine, warp_totals);  // its syncs also order the reads above before the writes
+  for (int i = first; i < last; ++i) {
+    const int c = counts[i];
+    counts[i] = start;
+    start += c;
+  }
+  __syncthreads();
+  return total;
+}
+
+// Puts the block's rows in key order in `staged` (shared memory): row_of(k)
+// gives this thread's k-th (row, destination) pair (k < kRowSortBatch;
+// destination -1: none) and key_of(pair) its key, below key_count. `counts`
+// holds key_count zeroed counters on entry and each key's first slot in
+// `staged` on return. Returns the rows staged; every thread sees them all.
+template <typename RowOf, typename KeyOf>
+__device__ __forceinline__ int stage_by_key(RowOf row_of, KeyOf key_of, int key_count, int* counts, int2* staged,
+                                            int* warp_totals) {
+  int rank[kRowSortBatch];
+#pragma unroll
+  for (int k = 0; k < kRowSortBatch; ++k) {
+    const int2 r = row_of(k);
+    if (r.y >= 0) rank[k] = atomicAdd(&counts[key_of(r)], 1);
+  }
+  const int total = exclusive_scan_shared(counts, key_count, 0, warp_totals);
+#pragma unroll
+  for (int k = 0; k < kRowSortBatch; ++k) {
+    const int2 r = row_of(k);
+    if (r.y >= 0) staged[counts[key_of(r)] + rank[k]] = r;
+  }
+  __syncthreads();
+  return total;
 }
 
 // Pass 1, one block per chunk of rows: its rows per tile, counted in shared
@@ -147,32 +190,13 @@ __device__ __forceinline__ void row_place(const RowSortParams& p) {
     return;
   }
   // rows <= kRowSortStaged = kRowSortBatch * blockDim.x: one batch, kept in registers.
-  int dest[kRowSortBatch], rank[kRowSortBatch];
+  __shared__ int warp_totals[32];
+  int dest[kRowSortBatch];
 #pragma unroll
   for (int k = 0; k < kRowSortBatch; ++k) dest[k] = -1;
   for_each_row_of_chunk<IndexT>(p, false, [&](int k, int64_t, int d) { dest[k] = d; });
-#pragma unroll
-  for (int k = 0; k < kRowSortBatch; ++k)
-    if (dest[k] >= 0) rank[k] = atomicAdd(&local[dest[k] >> kRowSortTileShift], 1);
-  __syncthreads();
-  // Exclusive scan of the per-tile counts: each thread scans a run of tiles.
-  __shared__ int warp_totals[32];
-  const int per_thread = (p.tiles + threads - 1) / threads, t0 = tid * per_thread;
-  int mine = 0;
-  for (int t = t0; t < min(p.tiles, t0 + per_thread); ++t) mine += local[t];
-  int start = block_exclusive_scan(mine, warp_totals);
-  __syncthreads();
-  for (int t = t0; t < min(p.tiles, t0 + per_thread); ++t) {
-    const int n = local[t];
-    local[t] = start;
-    start += n;
-  }
-  __syncthreads();
-#pragma unroll
-  for (int k = 0; k < kRowSortBatch; ++k)
-    if (dest[k] >= 0)
-      staged[local[dest[k] >> kRowSortTileShift] + rank[k]] = make_int2(int(first_row + k * threads + tid), dest[k]);
-  const int valid = block_sum(mine, warp_totals);  // syncs: the staged rows are all written
+  const int valid = stage_by_key([&](int k) { return make_int2(int(first_row) + k * threads + tid, dest[k]); },
+                                 [](int2 r) { return r.y >> kRowSortTileShift; }, p.tiles, local, staged, warp_totals);
   for (int i = tid; i < valid; i += threads) {
     const int2 v = staged[i];
     const int t = v.y >> kRowSortTileShift;
@@ -194,33 +218,18 @@ __device__ __forceinline__ void row_tile_sort(const RowSortParams& p) {
   const int threads = int(blockDim.x), tid = int(threadIdx.x);
   for (int i = tid; i < kRowSortTile; i += threads) slot[i] = 0;
   __syncthreads();
-  // blockDim.x >= kRowSortTile: one counter per thread in the scan.
-  auto scan_slots = [&](int base) {
-    __syncthreads();
-    const int n = tid < kRowSortTile ? slot[tid] : 0;
-    const int before = block_exclusive_scan(n, warp_totals);
-    if (tid < kRowSortTile) slot[tid] = base + before;
-    __syncthreads();
-  };
-  constexpr int kPerThread = kRowSortStaged / kRowSortThreads;
-  if (rows <= kPerThread * threads) {
-    int2 v[kPerThread];
-#pragma unroll
-    for (int k = 0; k < kPerThread; ++k)
-      if (k * threads + tid < rows) {
-        v[k] = p.bucketed[begin + k * threads + tid];
-        atomicAdd(&slot[v[k].y - first_dest], 1);
-      }
-    scan_slots(0);
-#pragma unroll
-    for (int k = 0; k < kPerThread; ++k)
-      if (k * threads + tid < rows) staged[atomicAdd(&slot[v[k].y - first_dest], 1)] = v[k];
-    __syncthreads();
+  if (rows <= kRowSortBatch * threads) {
+    // Each pair loaded where it is used (the second time from L1): holding
+    // them all beside their ranks took 97 registers, two blocks per SM.
+    auto row_of = [&](int k) {
+      return k * threads + tid < rows ? load_readonly(p.bucketed + begin + k * threads + tid) : make_int2(0, -1);
+    };
+    stage_by_key(row_of, [&](int2 r) { return r.y - first_dest; }, kRowSortTile, slot, staged, warp_totals);
     for (int i = tid; i < rows; i += threads) p.sorted[begin + i] = staged[i];
     return;
   }
   for (int i = begin + tid; i < begin + rows; i += threads) atomicAdd(&slot[p.bucketed[i].y - first_dest], 1);
-  scan_slots(begin);
+  exclusive_scan_shared(slot, kRowSortTile, begin, warp_totals);
   for (int i = begin + tid; i < begin + rows; i += threads) {
     const int2 v = p.bucketed[i];
     p.sorted[atomicAdd(&slot[v.y - first_dest], 1)] = v;
@@ -248,7 +257,7 @@ __device__ __forceinline__ void flush_unit(const RowSortParams& p, int d, int64_
   add_pack<T, Vec>(p, (int64_t)d * p.self_row_stride + unit * Vec, v);
 }
 
-// Pass 4: warp w sums sorted rows [w * kRowSortRun, ...), lanes along the row
+// Pass 5: warp w sums sorted rows [w * kRowSortRun, ...), lanes along the row
 // (units lane, lane + 32, ...), with about 128 bytes of loads in flight per lane.
 template <typename T, int Vec, bool HasAlpha>
 __device__ __forceinline__ void row_sum(const RowSortParams& p) {
