@@ -99,30 +99,6 @@ __device__ __forceinline__ int exclusive_scan_shared(int* counts, int n, int bas
   return total;
 }
 
-// Puts the block's rows in key order in `staged` (shared memory): row_of(k)
-// gives this thread's k-th (row, destination) pair (k < kRowSortBatch;
-// destination -1: none) and key_of(pair) its key, below key_count. `counts`
-// holds key_count zeroed counters on entry and each key's first slot in
-// `staged` on return. Returns the rows staged; every thread sees them all.
-template <typename RowOf, typename KeyOf>
-__device__ __forceinline__ int stage_by_key(RowOf row_of, KeyOf key_of, int key_count, int* counts, int2* staged,
-                                            int* warp_totals) {
-  int rank[kRowSortBatch];
-#pragma unroll
-  for (int k = 0; k < kRowSortBatch; ++k) {
-    const int2 r = row_of(k);
-    if (r.y >= 0) rank[k] = atomicAdd(&counts[key_of(r)], 1);
-  }
-  const int total = exclusive_scan_shared(counts, key_count, 0, warp_totals);
-#pragma unroll
-  for (int k = 0; k < kRowSortBatch; ++k) {
-    const int2 r = row_of(k);
-    if (r.y >= 0) staged[counts[key_of(r)] + rank[k]] = r;
-  }
-  __syncthreads();
-  return total;
-}
-
 // Pass 1, one block per chunk of rows: its rows per tile, counted in shared
 // memory and stored plainly (chunk_tile), plus one atomic per tile for the
 // tile totals.
@@ -195,8 +171,16 @@ __device__ __forceinline__ void row_place(const RowSortParams& p) {
 #pragma unroll
   for (int k = 0; k < kRowSortBatch; ++k) dest[k] = -1;
   for_each_row_of_chunk<IndexT>(p, false, [&](int k, int64_t, int d) { dest[k] = d; });
-  const int valid = stage_by_key([&](int k) { return make_int2(int(first_row) + k * threads + tid, dest[k]); },
-                                 [](int2 r) { return r.y >> kRowSortTileShift; }, p.tiles, local, staged, warp_totals);
+  int rank[kRowSortBatch];
+#pragma unroll
+  for (int k = 0; k < kRowSortBatch; ++k)
+    if (dest[k] >= 0) rank[k] = atomicAdd(&local[dest[k] >> kRowSortTileShift], 1);
+  const int valid = exclusive_scan_shared(local, p.tiles, 0, warp_totals);
+#pragma unroll
+  for (int k = 0; k < kRowSortBatch; ++k)
+    if (dest[k] >= 0)
+      staged[local[dest[k] >> kRowSortTileShift] + rank[k]] = make_int2(int(first_row) + k * threads + tid, dest[k]);
+  __syncthreads();
   for (int i = tid; i < valid; i += threads) {
     const int2 v = staged[i];
     const int t = v.y >> kRowSortTileShift;
@@ -219,12 +203,21 @@ __device__ __forceinline__ void row_tile_sort(const RowSortParams& p) {
   for (int i = tid; i < kRowSortTile; i += threads) slot[i] = 0;
   __syncthreads();
   if (rows <= kRowSortBatch * threads) {
-    // Each pair loaded where it is used (the second time from L1): holding
-    // them all beside their ranks took 97 registers, two blocks per SM.
-    auto row_of = [&](int k) {
-      return k * threads + tid < rows ? load_readonly(p.bucketed + begin + k * threads + tid) : make_int2(0, -1);
-    };
-    stage_by_key(row_of, [&](int2 r) { return r.y - first_dest; }, kRowSortTile, slot, staged, warp_totals);
+    // Pairs held in registers; counted, then staged by cursors (ranks kept
+    // beside them took 97 registers and two blocks per SM; reloading the
+    // pairs instead cost 2 us of the sort's 36).
+    int2 row[kRowSortBatch];
+#pragma unroll
+    for (int k = 0; k < kRowSortBatch; ++k)
+      if (k * threads + tid < rows) {
+        row[k] = p.bucketed[begin + k * threads + tid];
+        atomicAdd(&slot[row[k].y - first_dest], 1);
+      }
+    exclusive_scan_shared(slot, kRowSortTile, 0, warp_totals);
+#pragma unroll
+    for (int k = 0; k < kRowSortBatch; ++k)
+      if (k * threads + tid < rows) staged[atomicAdd(&slot[row[k].y - first_dest], 1)] = row[k];
+    __syncthreads();
     for (int i = tid; i < rows; i += threads) p.sorted[begin + i] = staged[i];
     return;
   }
