@@ -23,6 +23,12 @@ std::string scatter_body(const KernelSpec& s) {
   const char* index_type = f[F::kIndexBytes] == 4 ? "int" : "long long";
   const std::string linear_args = element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
                                   (generic ? "true" : "false");
+  if (f[F::kOp] == kScatterRowPrivate) {
+    return "#include \"row_private.cuh\"\n\n"
+           "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
+           "jitops_kernel(const jitops::RowSortParams p) {\n  jitops::row_private<" + element + ", " + index_type +
+           ", " + std::to_string(f[F::kVec]) + ", " + (f[F::kAlpha] ? "true" : "false") + ">(p);\n}\n";
+  }
   if (f[F::kOp] >= kScatterRowCount) {
     const std::string op = f[F::kOp] == kScatterRowCount  ? "row_count<" + std::string(index_type) + ">"
                            : f[F::kOp] == kScatterRowScan ? std::string("row_scan")

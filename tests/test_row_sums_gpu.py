@@ -5,7 +5,11 @@ rows before one write. Forced on small shapes (the development knob's mode 2)
 for every floating dtype x index dtype x row width (vector units of 16 bytes
 down to single elements, rows wider than a warp) x duplicates (none, some,
 every index equal) x alpha, against np.add.at; plus the default choice on the
-bench's scatter_add shape, bad indices and empty indices."""
+bench's scatter_add shape, bad indices and empty indices. Few destinations
+take private copies instead (each warp adds into its own copy of self's rows
+in shared memory; forced by mode 3): every floating dtype x index dtype x
+row width x hot rows / every index equal x alpha, and the default choice on
+the bench's hot-row shapes."""
 
 import numpy as np
 import pytest
@@ -26,6 +30,23 @@ def forced():
     _core._set_row_sum_mode(2)
     yield
     _core._set_row_sum_mode(1)
+
+
+@pytest.fixture
+def private_copies():
+    _core._set_row_sum_mode(3)
+    yield
+    _core._set_row_sum_mode(1)
+
+
+@pytest.fixture(params=[2, 3], ids=["sorted", "private copies"])
+def either_way(request):
+    _core._set_row_sum_mode(request.param)
+    yield request.param
+    _core._set_row_sum_mode(1)
+
+
+PRIVATE = "row sums: each warp adds into its own copy of self's rows in shared memory"
 
 
 def regimes(fn, *args, **kwargs):
@@ -86,12 +107,12 @@ def test_chosen_by_default_on_the_bench_scatter_add_only():
     jitops.scatter_add_(self_t, 0, idx, src_t)
     ref, bound = accumulate_reference(before, idx_h, host(src_t), "float32")
     check_float(self_t, ref, bound, "float32")
-    # 16-bit floats (faster with sm_90's vector atomics), hot rows (2^20 rows
-    # into 64) and small adds keep the atomic kernels
+    # 16-bit floats (faster with sm_90's vector atomics) and small adds keep
+    # the atomic kernels; hot rows (2^20 rows into 64) add into private copies
     assert not uses_row_sums(jitops.scatter_add_, self_t.half(), 0, idx, src_t.half())
     hot = torch.randn(64, 128, device=DEVICE)
     hot_idx = torch.randint(0, 64, (1 << 20,), device=DEVICE)
-    assert not uses_row_sums(jitops.index_add_, hot, 0, hot_idx, src_t)
+    assert regimes(jitops.index_add_, hot, 0, hot_idx, src_t) == [PRIVATE]
     small = torch.randn(32768, 1024, device=DEVICE)
     assert not uses_row_sums(jitops.index_add_, small, 0, torch.randint(0, 32768, (1024,), device=DEVICE),
                              torch.randn(1024, 1024, device=DEVICE))
@@ -115,14 +136,16 @@ def test_many_chunks_and_buckets(forced, rows, destinations, width, index_dtype)
     check_float(self_t, ref, bound, "float32")
 
 
-def test_bad_index_is_reported_and_the_other_rows_added(forced):
+def test_bad_index_is_reported_and_the_other_rows_added(either_way):
     self_t = torch.randn(100, 32, device=DEVICE)
     idx_h = np.arange(200) % 100
     idx_h[150] = 100
     idx_h[170] = -1
     src_t = torch.randn(200, 32, device=DEVICE)
     before = host(self_t)
-    jitops.index_add_(self_t, 0, torch.from_numpy(idx_h).to(DEVICE), src_t)
+    idx = torch.from_numpy(idx_h).to(DEVICE)
+    assert (regimes(jitops.index_add_, self_t, 0, idx, src_t) == [PRIVATE]) == (either_way == 3)
+    jitops.index_add_(self_t, 0, idx, src_t)
     with pytest.raises(IndexError, match=r"index holds 100 at position 150 .* dimension of size 100"):
         jitops.synchronize()
     good = np.ones(200, bool)
@@ -136,8 +159,60 @@ def test_bad_index_is_reported_and_the_other_rows_added(forced):
         jitops.synchronize()
 
 
-def test_empty_index(forced):
+def test_empty_index(either_way):
     self_t = torch.randn(10, 32, device=DEVICE)
     snapshot = self_t.clone()
     jitops.index_add_(self_t, 0, torch.empty(0, dtype=torch.int64, device=DEVICE), torch.empty(0, 32, device=DEVICE))
     assert torch.equal(self_t, snapshot)
+
+
+@pytest.mark.parametrize("duplicates", ["hot", "all_equal"])
+@pytest.mark.parametrize("width", [128, 64, 40, 300, 7])
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_private_copies(private_copies, dtype, index_dtype, width, duplicates):
+    """Each warp's copy of self's rows in shared memory (forced): rows a warp cannot divide evenly, rows of
+    one unit chunk (128, 64 in pairs), of several (40, 300) and of fewer lanes than a warp (7); self's rows strided, src rows
+    sliced; rows of self no index names keep their exact bits (-0.0 included); alpha."""
+    rng = np.random.default_rng(seed("private", dtype, index_dtype, width, duplicates))
+    rows, destinations = 5003, 12
+    idx_h = rng.integers(0, 8, rows) if duplicates == "hot" else np.full(rows, 5)
+    idx = torch.from_numpy(idx_h.astype(index_dtype)).to(DEVICE)
+    for alpha in (1, -1.5):
+        wide = device_tensor(rng, (destinations, width + 4), dtype, "contiguous")
+        wide[10:, :] = -0.0  # untouched rows (indices stay below 8)
+        self_t = wide[:, :width]
+        src_t = device_tensor(rng, (rows, width + 8), dtype, "contiguous")[:, 8:]
+        assert regimes(jitops.index_add_, self_t, 0, idx, src_t, alpha=alpha) == [PRIVATE]
+        before = self_t.clone()
+        assert jitops.index_add_(self_t, 0, idx, src_t, alpha=alpha) is self_t
+        scale = float(torch.tensor(alpha, dtype=getattr(torch, dtype)).double()) if alpha != 1 else 1
+        ref, bound = accumulate_reference(host(before), idx_h, host(src_t) * scale, dtype)
+        check_float(self_t, ref, bound, dtype)
+        untouched = [d for d in range(destinations) if d not in set(idx_h.tolist())]
+        assert torch.equal(self_t[untouched].view(torch.uint8), before[untouched].view(torch.uint8))
+        assert torch.signbit(self_t[10:]).all()
+
+
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_private_copies_by_default_on_hot_rows_and_every_index_equal(dtype, index_dtype):
+    """The bench's shapes (2^20 rows of 128 into 64 rows) take the private copies without forcing, and
+    scatter_add_ with the index expanded along the rows too."""
+    rng = np.random.default_rng(seed("private default", dtype, index_dtype))
+    rows, destinations, width = 1 << 20, 64, 128
+    src_t = device_tensor(rng, (rows, width), dtype, "contiguous")
+    for idx_h in (rng.integers(0, destinations, rows), np.full(rows, 32)):
+        idx = torch.from_numpy(idx_h.astype(index_dtype)).to(DEVICE)
+        self_t = device_tensor(rng, (destinations, width), dtype, "contiguous")
+        assert regimes(jitops.index_add_, self_t, 0, idx, src_t) == [PRIVATE]
+        before = host(self_t)
+        jitops.index_add_(self_t, 0, idx, src_t)
+        ref, bound = accumulate_reference(before, idx_h, host(src_t), dtype)
+        check_float(self_t, ref, bound, dtype)
+        expanded = idx.view(rows, 1).expand(rows, width)
+        assert regimes(jitops.scatter_add_, self_t, 0, expanded, src_t) == [PRIVATE]
+        jitops.scatter_add_(self_t, 0, expanded, src_t)
+        ref, bound = accumulate_reference(ref, idx_h, host(src_t), dtype)
+        check_float(self_t, ref, 2 * bound, dtype)
+

@@ -62,15 +62,38 @@ def test_many_wide_rows_are_sorted_by_destination_then_summed():
         assert passes[1]["grid"][0] == passes[3]["grid"][0] == 782  # a block per bucket of 128 destinations
         assert "row_sum<" in passes[-1]["source"] and "row_count<" in passes[0]["source"]
         assert "row_tile_sort(p)" in passes[3]["source"] and passes[3]["spec"]["index"] == 0
-    # hot rows, 16-bit floats, integers, products and narrow rows keep the atomic kernels
-    for call in (("index_add_", V([64, 128], "float32"), 0, V([M], "int64"), V([M, 128], "float32")),
-                 ("scatter_add_", V([100000, 128], "float16"), 0, V([M, 128], "int64", strides=[1, 0]),
+    # 16-bit floats, integers, products and narrow rows keep the atomic kernels
+    for call in (("scatter_add_", V([100000, 128], "float16"), 0, V([M, 128], "int64", strides=[1, 0]),
                   V([M, 128], "float16")),
                  ("index_add_", V([100000, 128], "int32"), 0, V([M], "int64"), V([M, 128], "int32")),
                  ("scatter_reduce_", V([100000, 128], "float32"), 0, V([M, 128], "int64", strides=[1, 0]),
                   V([M, 128], "float32"), "prod"),
                  ("index_add_", V([100000, 8], "float32"), 0, V([M], "int64"), V([M, 8], "float32"))):
         assert [p["spec"]["op"] for p in plans(*call)][-1] < 10
+
+
+def test_heavy_duplicates_into_few_rows_add_into_private_copies():
+    """Hot rows (2^20 rows of 128 into 64): one launch, a block per SM, as many warps (each with its own
+    float copy of self's 64 x 128 elements in shared memory) as 227 KB hold."""
+    for call in (("index_add_", V([64, 128], "float32"), 0, V([M], "int64"), V([M, 128], "float32")),
+                 ("index_add_", V([64, 128], "float16"), 0, V([M], "int32"), V([M, 128], "float16")),
+                 ("scatter_add_", V([64, 128], "bfloat16"), 0, V([M, 128], "int64", strides=[1, 0]),
+                  V([M, 128], "bfloat16"))):
+        (r,) = plans(*call)
+        assert r["spec"]["op"] == 15 and r["regime"].startswith("row sums: each warp adds into its own copy")
+        assert r["grid"] == (132, 1, 1) and r["block"] == (224, 1, 1)
+        assert r["shared_bytes_dynamic"] == 7 * 64 * 128 * 4
+        assert r["spec"]["vec"] == 4  # 16 bytes of float accumulators; a lane per unit across the row
+        assert "row_private<" in r["source"] and r["local_bytes"] == 0
+    # 8 rows of 16: smaller copies, more blocks per SM; vec 1 puts 16 lanes across the row
+    (r,) = plans("index_add_", V([8, 16], "float32"), 0, V([M], "int64"), V([M, 16], "float32"))
+    assert r["spec"]["op"] == 15 and r["spec"]["vec"] == 1 and r["block"] == (256, 1, 1)
+    assert r["grid"][0] == 132 * 8 and r["shared_bytes_dynamic"] == 8 * 8 * 16 * 4
+    # too few rows per destination and block, or copies too large for 4 a block: not private
+    for call in (("index_add_", V([4096, 128], "float32"), 0, V([M], "int64"), V([M, 128], "float32")),
+                 ("index_add_", V([64, 128], "float64"), 0, V([M], "int64"), V([M, 128], "float64")),
+                 ("index_add_", V([512, 16], "float32"), 0, V([200000], "int64"), V([200000, 16], "float32"))):
+        assert all(r["spec"]["op"] != 15 for r in plans(*call))
 
 
 def test_deterministic_plans_keys_sort_reduce():

@@ -75,7 +75,7 @@ py::object run_row_sum(CallArrays& call, const ScatterProblem& p, const RowSumLa
                        int explain_arch) {
   std::unique_ptr<StreamScratch> scratch;
   int* words = reinterpret_cast<int*>(uintptr_t(256));  // planned, never launched
-  if (explain_arch < 0) {
+  if (explain_arch < 0 && layout.scratch_words() > 0) {
     scratch = std::make_unique<StreamScratch>(call, layout.scratch_words(), 0u, layout.zeroed_words());
     words = scratch->data();
   }
@@ -102,7 +102,7 @@ py::object index_add_like(PyObject* const* a, int op, int op_code, PyObject* alp
   if (deterministic && op == kScatterAdd && is_floating(call[kSlotSelf].dtype))
     return run_deterministic(call, p, false, a[0], explain_arg(a[6]));
   if (op == kScatterAdd) {
-    const RowSumLayout layout = row_sum_layout(p);
+    const RowSumLayout layout = row_sum_layout(p, planning_device(call, explain_arg(a[6])));
     if (layout.applies) return run_row_sum(call, p, layout, a[0], explain_arg(a[6]));
   }
   return run_plans(call, &p, 1, a[0], explain_arg(a[6]));
@@ -171,7 +171,7 @@ py::object scatter_like(PyObject* const* a, const std::string& reduce, bool incl
   }
   passes[count++] = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], op, op_code);
   if (count == 1 && op == kScatterAdd) {
-    const RowSumLayout layout = row_sum_layout(passes[0]);
+    const RowSumLayout layout = row_sum_layout(passes[0], planning_device(call, explain_arch));
     if (layout.applies) return run_row_sum(call, passes[0], layout, a[0], explain_arch);
   }
   if (mean) passes[count++] = mean_finish_problem(self, passes[0].counts, include_self);

@@ -12,7 +12,12 @@ namespace jitops {
 namespace {
 
 constexpr int kThreads = kRowSortThreads;
-constexpr int64_t kMinBytes = int64_t(64) << 20;  // of source, for row sums to pay
+constexpr int64_t kMinBytes = int64_t(64) << 20;  // of source, for sorted row sums to pay
+constexpr int64_t kMinPrivateBytes = int64_t(1) << 20;  // ... for private copies (one launch)
+constexpr int kPrivateMaxWarps = 8;
+constexpr int kPrivateMinWarps = 4;      // copies a block: fewer leave too few loads in flight
+constexpr int kPrivateRowsPerWarp = 64;  // at least, else fewer blocks
+constexpr int kSharedReservedPerBlock = 1024;  // the driver's per-block reservation on sm_8x / sm_9x
 std::atomic<int> g_mode{1};
 
 // Where sorting pays, from the scatter_add bench case (2^20 rows of 128
@@ -31,6 +36,33 @@ bool pays(const RowSumLayout& l, int64_t row_bytes, int element) {
          l.rows <= 64 * l.destinations && l.destinations <= 16 * l.rows;
 }
 
+// Private copies (templates/row_private.cuh): the accumulator unit at most 16
+// bytes and, where the row allows, a unit per lane of a warp across the row.
+// Fits when a block holds kPrivateMinWarps copies; one block per SM unless
+// smaller copies let more in. Pays with at least 4 rows per destination and
+// block (each block adds its copy's touched units to self once): the bench's
+// hot rows (2^20 into 64) took 547 us as atomics, every index equal 693 us
+// (benchmarks/NOTES.md item 31).
+bool plan_private_copies(RowSumLayout& l, int element_bytes, int64_t length, const DeviceInfo& device) {
+  if (l.destinations < 1) return false;
+  const int64_t acc_bytes = element_bytes == 8 ? 8 : 4;
+  int vec = l.vec;
+  while (vec > 1 && (vec * acc_bytes > 16 || length / vec < 32)) vec /= 2;
+  const int64_t copy = l.destinations * length * acc_bytes;
+  if (copy * kPrivateMinWarps > device.shared_per_block_optin) return false;
+  const int warps = int(std::min<int64_t>(kPrivateMaxWarps, device.shared_per_block_optin / copy));
+  const int64_t block_bytes = warps * copy + kSharedReservedPerBlock;
+  const int per_sm = int(std::max<int64_t>(1, std::min<int64_t>(device.max_threads_per_sm / (32 * warps),
+                                                                 device.shared_per_sm / block_bytes)));
+  const int64_t wanted = (l.rows + int64_t(warps) * kPrivateRowsPerWarp - 1) / (int64_t(warps) * kPrivateRowsPerWarp);
+  l.vec = vec;
+  l.row_units = length / vec;
+  l.warps = warps;
+  l.blocks = unsigned(std::max<int64_t>(1, std::min<int64_t>(int64_t(device.sm_count) * per_sm, wanted)));
+  l.shared_bytes = unsigned(warps * copy);
+  return true;
+}
+
 bool is_float_element(int e) {
   return e == kElemFloat16 || e == kElemBFloat16 || e == kElemFloat32 || e == kElemFloat64;
 }
@@ -39,19 +71,20 @@ bool is_float_element(int e) {
 
 void set_row_sum_mode(int mode) { g_mode = mode; }
 
-size_t RowSumLayout::zeroed_words() const { return size_t(tiles); }
+size_t RowSumLayout::zeroed_words() const { return private_copies ? 0 : size_t(tiles); }
 size_t RowSumLayout::scratch_words() const {
+  if (private_copies) return 0;
   // tile sums, total, tile starts, chunk counts, one word to align the pairs, bucketed and sorted pairs
   return zeroed_words() + 1 + size_t(tiles) + size_t(tiles) * size_t(chunks) + 1 + size_t(4 * rows);
 }
 
-RowSumLayout row_sum_layout(const ScatterProblem& p) {
+RowSumLayout row_sum_layout(const ScatterProblem& p, const DeviceInfo& device) {
   RowSumLayout l;
   const int mode = g_mode.load();
   if (mode == 0 || p.op != kScatterAdd || p.counts || !is_float_element(p.element)) return l;
   // Every add call asks: refuse the small ones before copying and collapsing
-  // the space (pays() wants at least kMinBytes of source).
-  if (mode == 1 && p.space.numel() * p.element_bytes < kMinBytes) return l;
+  // the space (either way wants at least kMinPrivateBytes of source).
+  if (mode == 1 && p.space.numel() * p.element_bytes < kMinPrivateBytes) return l;
   IterationSpace s = p.space;
   s.operands = kScatterOperands;
   collapse(s);
@@ -81,7 +114,13 @@ RowSumLayout row_sum_layout(const ScatterProblem& p) {
   l.tiles = int((l.destinations + kRowSortTile - 1) / kRowSortTile);
   l.chunk_rows = std::max<int64_t>(kRowSortMinChunk, (l.rows + kRowSortMaxChunks - 1) / kRowSortMaxChunks);
   l.chunks = int((l.rows + l.chunk_rows - 1) / l.chunk_rows);
-  l.applies = pays(l, length * p.element_bytes, p.element);
+  RowSumLayout copies = l;
+  if (mode != 2 && plan_private_copies(copies, p.element_bytes, length, device) &&
+      (mode == 3 || copies.rows >= 4 * copies.destinations * int64_t(copies.blocks))) {
+    copies.applies = copies.private_copies = true;
+    return copies;
+  }
+  l.applies = mode != 3 && pays(l, length * p.element_bytes, p.element);
   return l;
 }
 
@@ -115,6 +154,26 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
   params.alpha_int = p.alpha_int;
   params.tiles = l.tiles;
   params.op_code = p.op_code;
+  using F = ScatterSpecFields;
+  if (l.private_copies) {
+    LaunchPlan& plan = plans.emplace_back();
+    plan.spec.family = KernelFamily::Scatter;
+    plan.spec.fields[F::kElement] = p.element;
+    plan.spec.fields[F::kIndexBytes] = p.index_bytes;
+    plan.spec.fields[F::kDims] = 2;
+    plan.spec.fields[F::kOffsetBits] = 64;
+    plan.spec.fields[F::kOp] = kScatterRowPrivate;
+    plan.spec.fields[F::kVec] = l.vec;
+    plan.spec.fields[F::kAlpha] = p.has_alpha;
+    plan.spec.fields[F::kUnroll] = 1;
+    plan.spec.fields[F::kMaxThreads] = kPrivateMaxWarps * 32;
+    plan.grid[0] = l.blocks;
+    plan.block[0] = unsigned(l.warps * 32);
+    plan.shared_bytes = l.shared_bytes;
+    plan.regime = "row sums: each warp adds into its own copy of self's rows in shared memory";
+    plan.set_params(params);
+    return;
+  }
   const unsigned run_blocks = unsigned((l.rows + kRowSortRun * (kThreads / 32) - 1) / (kRowSortRun * (kThreads / 32)));
   const struct {
     int op;
@@ -125,7 +184,6 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
                 {kScatterRowPlace, unsigned(l.chunks), "row sums: place rows into tile buckets"},
                 {kScatterRowTileSort, unsigned(l.tiles), "row sums: sort each bucket by destination"},
                 {kScatterRowSum, run_blocks, "row sums: sum sorted rows per destination"}};
-  using F = ScatterSpecFields;
   for (const auto& pass : passes) {
     LaunchPlan& plan = plans.emplace_back();
     plan.spec.family = KernelFamily::Scatter;

@@ -13,6 +13,13 @@ namespace jitops {
 
 struct RowSumLayout {
   bool applies = false;
+  // Few destinations (self's rows fit in shared memory): each warp adds its
+  // rows into its own copy of them, one launch, no scratch
+  // (templates/row_private.cuh). Otherwise the rows are sorted.
+  bool private_copies = false;
+  int warps = 0;              // ... warps a block (one copy each)
+  unsigned blocks = 0;        // ... blocks
+  unsigned shared_bytes = 0;  // ... the block's copies
   int vec = 1;
   int64_t rows = 0, destinations = 0, row_units = 0;
   int64_t index_stride = 0, position_stride = 0, src_row_stride = 0, self_row_stride = 0;
@@ -23,16 +30,18 @@ struct RowSumLayout {
   size_t zeroed_words() const;   // the leading words that must start at zero
 };
 
-// Whether `problem` (an add, not yet collapsed) takes the row-sum path, and
-// its shape; applies == false keeps the atomic kernels.
-RowSumLayout row_sum_layout(const ScatterProblem& problem);
+// Whether `problem` (an add, not yet collapsed) takes the row-sum path on
+// `device`, and its shape; applies == false keeps the atomic kernels.
+RowSumLayout row_sum_layout(const ScatterProblem& problem, const DeviceInfo& device);
 
-// The five launches (count, scan, place, sort buckets, sum), with `scratch` holding layout.scratch_words() words whose
+// The launches: one with private copies; else five (count, scan, place, sort
+// buckets, sum), with `scratch` holding layout.scratch_words() words whose
 // first zeroed_words() are zero.
 void plan_row_sum(const ScatterProblem& problem, const RowSumLayout& layout, int* scratch, const DeviceInfo& device,
                   IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans);
 
-// Development knob: 0 off, 1 where it pays (the default), 2 wherever it applies.
+// Development knob: 0 off, 1 where it pays (the default), 2 sorted wherever it
+// applies, 3 private copies wherever they fit.
 void set_row_sum_mode(int mode);
 
 }  // namespace jitops

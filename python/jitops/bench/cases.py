@@ -136,28 +136,28 @@ def _scatter_add(dtype, rows, width, n):
                 _tolerance(dtype))
 
 
-def _one_row(dtype, rows, width, n):
+def _heavy_duplicates(dtype, rows, width, n, every_index_equal):
+    """index_add_ of n rows into a self of `rows` rows: a few hot rows (random indices) or every index equal.
+    Self is tiny, so min bytes are the source and the index read once (plus self read and written)."""
     def build(torch, device, index_dtype, cp):
         import jitops
 
         tdt = getattr(torch, dtype)
         base = torch.randn(rows, width, device=device).to(tdt)
         src = torch.randn(n, width, device=device).to(tdt) / 64
-        idx = torch.full((n,), rows // 2, device=device, dtype=index_dtype)
+        if every_index_equal:
+            idx = torch.full((n,), rows // 2, device=device, dtype=index_dtype)
+        else:
+            idx = torch.randint(0, rows, (n,), device=device, dtype=index_dtype)
         ours, theirs, mine = base.clone(), base.clone(), base.clone()
-        min_bytes = src.numel() * src.element_size() + n * idx.element_size()
+        min_bytes = src.numel() * src.element_size() + n * idx.element_size() + 2 * base.numel() * base.element_size()
         return Built(lambda: jitops.index_add_(ours, 0, idx, src), lambda: theirs.index_add_(0, idx, src), min_bytes,
                      (jitops.index_add_, (ours, 0, idx, src), {}), _cupy_index_add(cp, mine, 0, idx, src))
 
-    return Case(f"index_add every index equal {dtype} self({rows},{width}) src({n},{width})", build, 5e-2)
-
-
-def _hot_rows(dtype, rows, width, n):
-    case = _index_add(dtype, (rows, width), 0, n)
-    case.name = f"index_add hot rows {dtype} self({rows},{width}) src({n},{width})"
-    # 16384 float terms per element: either library's rounding reaches ~1e-3 absolute.
-    case.rtol = 1e-2
-    return case
+    kind = "every index equal" if every_index_equal else "hot rows"
+    # ~16384 (hot rows) to 2^20 float terms per element: either library's rounding reaches ~1e-3 absolute.
+    return Case(f"index_add {kind} {dtype} self({rows},{width}) src({n},{width})", build, 5e-2 if every_index_equal
+                else 1e-2)
 
 
 def _histc(n, bins, value_range=None):
@@ -238,8 +238,8 @@ CASES = [
     _index_add("float32", (4096, 4096), 1, 512),
     _scatter_add("float32", 100000, 128, M),
     _scatter_add("float16", 100000, 128, M),
-    _hot_rows("float32", 64, 128, M),
-    _one_row("float32", 64, 128, M),
+    _heavy_duplicates("float32", 64, 128, M, every_index_equal=False),
+    _heavy_duplicates("float32", 64, 128, M, every_index_equal=True),
     _histc(1 << 26, 100),
     _histc(1 << 26, 100, (-3, 3)),
     _histc(1 << 26, 1000),

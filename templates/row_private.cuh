@@ -1,0 +1,118 @@
+// Heavy duplicates into a small self: index_add_ / scatter_add_ of whole
+// rows where self's rows fit in shared memory (a few hot destinations, or
+// every index equal). The atomic kernels serialize there (every reduction
+// lands on the same few L2 addresses) and the sort has nothing to spread.
+//
+// Each warp keeps its own copy of self's rows in shared memory (float, or
+// double for double) and adds a contiguous run of rows into it with plain
+// loads and stores: sm_90 has no shared-memory float atomic (atomicAdd on a
+// shared float compiles to a compare-and-swap loop), and a warp's lanes own
+// distinct units of a row, so no two threads ever touch one word. Runs of
+// equal destinations are summed in registers first. At the end the block
+// folds its warps' copies and adds each touched unit to self with one vector
+// reduction. Not deterministic: blocks add in whatever order they finish.
+#pragma once
+#include "row_sort.cuh"
+
+namespace jitops {
+
+constexpr int kRowPrivateInFlight = 16;  // rows whose loads a lane has in flight
+
+template <typename A, int Vec>
+__device__ __forceinline__ Pack<A, Vec> load_shared_unit(const A* p) {
+  typedef typename UnitOf<sizeof(A) * Vec>::type Raw;
+  const Raw raw = *reinterpret_cast<const Raw*>(p);
+  Pack<A, Vec> out;
+  memcpy(&out, &raw, sizeof(out));
+  return out;
+}
+
+// -0 is the identity of float addition (x + -0 == x for every x, -0 and
+// NaN included), so a copy starts at -0 and a unit still -0 adds nothing.
+__device__ __forceinline__ bool is_identity(float v) { return __float_as_uint(v) == 0x80000000u; }
+__device__ __forceinline__ bool is_identity(double v) {
+  return (unsigned long long)__double_as_longlong(v) == 0x8000000000000000ull;
+}
+
+template <typename A, int Vec>
+__device__ __forceinline__ void add_into_copy(A* unit, const A (&run)[Vec]) {
+  Pack<A, Vec> c = load_shared_unit<A, Vec>(unit);
+#pragma unroll
+  for (int e = 0; e < Vec; ++e) c.v[e] += run[e];
+  store_pack<A, Vec>(unit, c);  // a plain store: shared memory too
+}
+
+// One launch; the block's dynamic shared memory holds one copy per warp
+// (destinations x row_units units of Vec accumulators each).
+template <typename T, typename IndexT, int Vec, bool HasAlpha>
+__device__ __forceinline__ void row_private(const RowSortParams& p) {
+  typedef typename RowAcc<T>::type A;
+  extern __shared__ __align__(16) unsigned char row_private_shared[];
+  A* const copies = reinterpret_cast<A*>(row_private_shared);
+  const int64_t copy_units = p.destinations * p.row_units;
+  const int warps = int(blockDim.x >> 5), warp = int(threadIdx.x >> 5), lane = int(lane_id());
+  for (int64_t i = threadIdx.x; i < copy_units * Vec * warps; i += blockDim.x) copies[i] = A(-0.0);
+  __syncthreads();
+
+  A* const mine = copies + warp * copy_units * Vec;
+  const int64_t all_warps = (int64_t)gridDim.x * warps;
+  const int64_t per_warp = (p.rows + all_warps - 1) / all_warps;
+  const int64_t begin = min(p.rows, ((int64_t)blockIdx.x * warps + warp) * per_warp);
+  const int64_t end = min(p.rows, begin + per_warp);
+  const IndexT* index = static_cast<const IndexT*>(p.index);
+  const T* src = static_cast<const T*>(p.src);
+  for (int64_t base = begin; base < end; base += kRowPrivateInFlight) {
+    // Lane k loads row base + k's index; the rows' loads do not wait on it.
+    const int64_t r = base + lane;
+    const bool has_row = lane < kRowPrivateInFlight && r < end;
+    const int64_t raw = has_row ? (int64_t)load_readonly(index + r * p.index_stride) : 0;
+    for (int64_t first = 0; first < p.row_units; first += 32) {
+      const int64_t unit = first + lane;
+      const bool active = unit < p.row_units;
+      Pack<T, Vec> v[kRowPrivateInFlight];
+#pragma unroll
+      for (int u = 0; u < kRowPrivateInFlight; ++u)
+        if (base + u < end && active) v[u] = load_pack<T, Vec>(src + (base + u) * p.src_row_stride + unit * Vec);
+      int my_dest = -1;
+      if (has_row) {
+        if ((uint64_t)raw < (uint64_t)p.destinations) my_dest = int(raw);
+        else if (first == 0) report_bad_index(p.error, r * p.position_stride, raw, p.destinations, p.op_code);
+      }
+      A run[Vec];
+      int run_dest = -1;
+#pragma unroll
+      for (int u = 0; u < kRowPrivateInFlight; ++u) {
+        const int d = __shfl_sync(0xFFFFFFFFu, my_dest, u);
+        if (d < 0 || !active) continue;
+        if (d != run_dest) {
+          if (run_dest >= 0) add_into_copy<A, Vec>(mine + (run_dest * p.row_units + unit) * Vec, run);
+#pragma unroll
+          for (int e = 0; e < Vec; ++e) run[e] = A(-0.0);
+          run_dest = d;
+        }
+#pragma unroll
+        for (int e = 0; e < Vec; ++e) run[e] += widen<A>(HasAlpha ? scale(v[u].v[e], p) : v[u].v[e]);
+      }
+      if (run_dest >= 0) add_into_copy<A, Vec>(mine + (run_dest * p.row_units + unit) * Vec, run);
+    }
+  }
+  __syncthreads();
+
+  for (int64_t s = threadIdx.x; s < copy_units; s += blockDim.x) {
+    A sum[Vec];
+    Pack<A, Vec> c = load_shared_unit<A, Vec>(copies + s * Vec);
+#pragma unroll
+    for (int e = 0; e < Vec; ++e) sum[e] = c.v[e];
+    for (int w = 1; w < warps; ++w) {
+      c = load_shared_unit<A, Vec>(copies + (w * copy_units + s) * Vec);
+#pragma unroll
+      for (int e = 0; e < Vec; ++e) sum[e] += c.v[e];
+    }
+    bool touched = false;
+#pragma unroll
+    for (int e = 0; e < Vec; ++e) touched |= !is_identity(sum[e]);
+    if (touched) flush_unit<T, Vec>(p, int(s / p.row_units), s % p.row_units, sum);
+  }
+}
+
+}  // namespace jitops
