@@ -27,7 +27,8 @@ std::string scatter_body(const KernelSpec& s) {
     return "#include \"row_private.cuh\"\n\n"
            "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
            "jitops_kernel(const jitops::RowSortParams p) {\n  jitops::row_private<" + element + ", " + index_type +
-           ", " + std::to_string(f[F::kVec]) + ", " + (f[F::kAlpha] ? "true" : "false") + ">(p);\n}\n";
+           ", " + std::to_string(f[F::kVec]) + ", " + (f[F::kAlpha] ? "true" : "false") + ", " +
+           std::to_string(f[F::kUnroll]) + ">(p);\n}\n";
   }
   if (f[F::kOp] >= kScatterRowCount) {
     const std::string op = f[F::kOp] == kScatterRowCount  ? "row_count<" + std::string(index_type) + ">"

@@ -16,7 +16,6 @@
 
 namespace jitops {
 
-constexpr int kRowPrivateInFlight = 16;  // rows whose loads a lane has in flight
 
 template <typename A, int Vec>
 __device__ __forceinline__ Pack<A, Vec> load_shared_unit(const A* p) {
@@ -42,11 +41,50 @@ __device__ __forceinline__ void add_into_copy(A* unit, const A (&run)[Vec]) {
   store_pack<A, Vec>(unit, c);  // a plain store: shared memory too
 }
 
+// Rows [first, first + Half) of this warp's run: each lane's unit of each.
+template <typename T, int Vec, int Half>
+__device__ __forceinline__ void load_rows(const RowSortParams& p, int64_t first, int64_t end, int64_t unit,
+                                          Pack<T, Vec> (&v)[Half]) {
+  const T* src = static_cast<const T*>(p.src);
+#pragma unroll
+  for (int u = 0; u < Half; ++u)
+    if (first + u < end && unit < p.row_units) v[u] = load_pack<T, Vec>(src + (first + u) * p.src_row_stride + unit * Vec);
+}
+
+// Adds rows v[0, Half) into the warp's copy; their destinations are my_dest
+// of lanes lane0 + u (-1: no row, or a bad index). A run of equal
+// destinations is summed in registers and added once.
+template <typename T, int Vec, bool HasAlpha, int Half, typename A>
+__device__ __forceinline__ void add_rows(const RowSortParams& p, A* copy, int64_t unit, int my_dest, int lane0,
+                                         const Pack<T, Vec> (&v)[Half]) {
+  A run[Vec];
+  int run_dest = -1;
+#pragma unroll
+  for (int u = 0; u < Half; ++u) {
+    const int d = __shfl_sync(0xFFFFFFFFu, my_dest, lane0 + u);
+    if (d < 0 || unit >= p.row_units) continue;
+    if (d != run_dest) {
+      if (run_dest >= 0) add_into_copy<A, Vec>(copy + (run_dest * p.row_units + unit) * Vec, run);
+#pragma unroll
+      for (int e = 0; e < Vec; ++e) run[e] = A(-0.0);
+      run_dest = d;
+    }
+#pragma unroll
+    for (int e = 0; e < Vec; ++e) run[e] += widen<A>(HasAlpha ? scale(v[u].v[e], p) : v[u].v[e]);
+  }
+  if (run_dest >= 0) add_into_copy<A, Vec>(copy + (run_dest * p.row_units + unit) * Vec, run);
+}
+
 // One launch; the block's dynamic shared memory holds one copy per warp
-// (destinations x row_units units of Vec accumulators each).
-template <typename T, typename IndexT, int Vec, bool HasAlpha>
+// (destinations x row_units units of Vec accumulators each). A warp takes
+// InFlight rows at a time (lane k loads row k's index) in two halves, and
+// loads each half's next rows as soon as it has added them: the loads of
+// at least half a batch stay in flight while it adds.
+template <typename T, typename IndexT, int Vec, bool HasAlpha, int InFlight>
 __device__ __forceinline__ void row_private(const RowSortParams& p) {
   typedef typename RowAcc<T>::type A;
+  constexpr int Half = InFlight / 2;
+  static_assert(InFlight <= 32 && Half * 2 == InFlight, "a lane per row's index");
   extern __shared__ __align__(16) unsigned char row_private_shared[];
   A* const copies = reinterpret_cast<A*>(row_private_shared);
   const int64_t copy_units = p.destinations * p.row_units;
@@ -60,44 +98,33 @@ __device__ __forceinline__ void row_private(const RowSortParams& p) {
   const int64_t begin = min(p.rows, ((int64_t)blockIdx.x * warps + warp) * per_warp);
   const int64_t end = min(p.rows, begin + per_warp);
   const IndexT* index = static_cast<const IndexT*>(p.index);
-  const T* src = static_cast<const T*>(p.src);
-  for (int64_t base = begin; base < end; base += kRowPrivateInFlight) {
-    // Lane k loads row base + k's index; the rows' loads do not wait on it.
+  auto load_index = [&](int64_t base) {
     const int64_t r = base + lane;
-    const bool has_row = lane < kRowPrivateInFlight && r < end;
-    const int64_t raw = has_row ? (int64_t)load_readonly(index + r * p.index_stride) : 0;
-    for (int64_t first = 0; first < p.row_units; first += 32) {
-      const int64_t unit = first + lane;
-      const bool active = unit < p.row_units;
-      Pack<T, Vec> v[kRowPrivateInFlight];
-#pragma unroll
-      for (int u = 0; u < kRowPrivateInFlight; ++u)
-        if (base + u < end && active) v[u] = load_pack<T, Vec>(src + (base + u) * p.src_row_stride + unit * Vec);
+    return lane < InFlight && r < end ? (int64_t)load_readonly(index + r * p.index_stride) : int64_t(0);
+  };
+  // Rows wider than a warp's units take one pass over the run per 32 units.
+  for (int64_t first_unit = 0; first_unit < p.row_units; first_unit += 32) {
+    const int64_t unit = first_unit + lane;
+    Pack<T, Vec> lo[Half], hi[Half];
+    int64_t raw = load_index(begin);
+    load_rows<T, Vec, Half>(p, begin, end, unit, lo);
+    load_rows<T, Vec, Half>(p, begin + Half, end, unit, hi);
+    for (int64_t base = begin; base < end; base += InFlight) {
+      const int64_t next = base + InFlight;
+      const int64_t next_raw = load_index(next);
       int my_dest = -1;
-      if (has_row) {
+      if (lane < InFlight && base + lane < end) {
         if ((uint64_t)raw < (uint64_t)p.destinations) my_dest = int(raw);
-        else if (first == 0) report_bad_index(p.error, r * p.position_stride, raw, p.destinations, p.op_code);
+        else if (first_unit == 0) report_bad_index(p.error, (base + lane) * p.position_stride, raw, p.destinations, p.op_code);
       }
-      A run[Vec];
-      int run_dest = -1;
-#pragma unroll
-      for (int u = 0; u < kRowPrivateInFlight; ++u) {
-        const int d = __shfl_sync(0xFFFFFFFFu, my_dest, u);
-        if (d < 0 || !active) continue;
-        if (d != run_dest) {
-          if (run_dest >= 0) add_into_copy<A, Vec>(mine + (run_dest * p.row_units + unit) * Vec, run);
-#pragma unroll
-          for (int e = 0; e < Vec; ++e) run[e] = A(-0.0);
-          run_dest = d;
-        }
-#pragma unroll
-        for (int e = 0; e < Vec; ++e) run[e] += widen<A>(HasAlpha ? scale(v[u].v[e], p) : v[u].v[e]);
-      }
-      if (run_dest >= 0) add_into_copy<A, Vec>(mine + (run_dest * p.row_units + unit) * Vec, run);
+      add_rows<T, Vec, HasAlpha, Half>(p, mine, unit, my_dest, 0, lo);
+      load_rows<T, Vec, Half>(p, next, end, unit, lo);
+      add_rows<T, Vec, HasAlpha, Half>(p, mine, unit, my_dest, Half, hi);
+      load_rows<T, Vec, Half>(p, next + Half, end, unit, hi);
+      raw = next_raw;
     }
   }
   __syncthreads();
-
   for (int64_t s = threadIdx.x; s < copy_units; s += blockDim.x) {
     A sum[Vec];
     Pack<A, Vec> c = load_shared_unit<A, Vec>(copies + s * Vec);

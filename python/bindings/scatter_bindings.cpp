@@ -233,7 +233,10 @@ void bind_scatter_ops(py::module_& m) {
         "Development knob: the most indices that use the small-index regime.");
   m.def("_small_index_threshold", &small_index_threshold);
   m.def("_set_row_sum_mode", &set_row_sum_mode,
-        "Development knob: row sums (sort rows by destination, then sum) 0 off, 1 where they pay, 2 wherever they apply.");
+        "Development knob: row sums 0 off, 1 where they pay, 2 sorted wherever they apply, 3 private copies "
+        "wherever they fit.");
+  m.def("_set_row_private_shape", &set_row_private_shape,
+        "Development knob: private copies' shared memory per SM (bytes) and rows a warp loads at a time.");
 }
 
 }  // namespace jitops

@@ -19,6 +19,8 @@ constexpr int kPrivateMinWarps = 4;      // copies a block: fewer leave too few 
 constexpr int kPrivateRowsPerWarp = 64;  // at least, else fewer blocks
 constexpr int kSharedReservedPerBlock = 1024;  // the driver's per-block reservation on sm_8x / sm_9x
 std::atomic<int> g_mode{1};
+std::atomic<int> g_private_shared{232448};  // bytes of copies an SM holds (what is left is L1)
+std::atomic<int> g_private_in_flight{32};   // rows a warp loads at a time
 
 // Where sorting pays, from the scatter_add bench case (2^20 rows of 128
 // float32 into 100000: atomics 368 us, 42% of copy) and the sort's own cost
@@ -50,10 +52,11 @@ bool plan_private_copies(RowSumLayout& l, int element_bytes, int64_t length, con
   while (vec > 1 && (vec * acc_bytes > 16 || length / vec < 32)) vec /= 2;
   const int64_t copy = l.destinations * length * acc_bytes;
   if (copy * kPrivateMinWarps > device.shared_per_block_optin) return false;
-  const int warps = int(std::min<int64_t>(kPrivateMaxWarps, device.shared_per_block_optin / copy));
+  const int64_t budget = std::min<int64_t>(g_private_shared.load(), device.shared_per_block_optin);
+  const int warps = int(std::clamp<int64_t>(budget / copy, kPrivateMinWarps, kPrivateMaxWarps));
   const int64_t block_bytes = warps * copy + kSharedReservedPerBlock;
   const int per_sm = int(std::max<int64_t>(1, std::min<int64_t>(device.max_threads_per_sm / (32 * warps),
-                                                                 device.shared_per_sm / block_bytes)));
+                                                                 budget / block_bytes)));
   const int64_t wanted = (l.rows + int64_t(warps) * kPrivateRowsPerWarp - 1) / (int64_t(warps) * kPrivateRowsPerWarp);
   l.vec = vec;
   l.row_units = length / vec;
@@ -70,6 +73,10 @@ bool is_float_element(int e) {
 }  // namespace
 
 void set_row_sum_mode(int mode) { g_mode = mode; }
+void set_row_private_shape(int shared_bytes, int in_flight) {
+  g_private_shared = shared_bytes;
+  g_private_in_flight = in_flight;
+}
 
 size_t RowSumLayout::zeroed_words() const { return private_copies ? 0 : size_t(tiles); }
 size_t RowSumLayout::scratch_words() const {
@@ -165,7 +172,7 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
     plan.spec.fields[F::kOp] = kScatterRowPrivate;
     plan.spec.fields[F::kVec] = l.vec;
     plan.spec.fields[F::kAlpha] = p.has_alpha;
-    plan.spec.fields[F::kUnroll] = 1;
+    plan.spec.fields[F::kUnroll] = g_private_in_flight.load();
     plan.spec.fields[F::kMaxThreads] = kPrivateMaxWarps * 32;
     plan.grid[0] = l.blocks;
     plan.block[0] = unsigned(l.warps * 32);

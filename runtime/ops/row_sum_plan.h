@@ -43,5 +43,8 @@ void plan_row_sum(const ScatterProblem& problem, const RowSumLayout& layout, int
 // Development knob: 0 off, 1 where it pays (the default), 2 sorted wherever it
 // applies, 3 private copies wherever they fit.
 void set_row_sum_mode(int mode);
+// Development knob: the private copies' shared memory per SM (bytes) and rows
+// a warp loads at a time (2 to 32, even).
+void set_row_private_shape(int shared_bytes, int in_flight);
 
 }  // namespace jitops
