@@ -75,11 +75,12 @@ __device__ __forceinline__ void add_rows(const RowSortParams& p, A* copy, int64_
   if (run_dest >= 0) add_into_copy<A, Vec>(copy + (run_dest * p.row_units + unit) * Vec, run);
 }
 
-// One launch; the block's dynamic shared memory holds one copy per warp
-// (destinations x row_units units of Vec accumulators each). A warp takes
-// InFlight rows at a time (lane k loads row k's index) in two halves, and
-// loads each half's next rows as soon as it has added them: the loads of
-// at least half a batch stay in flight while it adds.
+// One launch; the block's dynamic shared memory holds p.copies copies
+// (destinations x row_units units of Vec accumulators each). The warps of a
+// copy take the same run of rows, each its own 32 units of a row (and every
+// warps-per-copy-th 32 after). A warp takes InFlight rows at a time (lane k
+// loads row k's index) in two halves, and loads each half's next rows as soon
+// as it has added them: half a batch or more stays in flight while it adds.
 template <typename T, typename IndexT, int Vec, bool HasAlpha, int InFlight>
 __device__ __forceinline__ void row_private(const RowSortParams& p) {
   typedef typename RowAcc<T>::type A;
@@ -88,22 +89,23 @@ __device__ __forceinline__ void row_private(const RowSortParams& p) {
   extern __shared__ __align__(16) unsigned char row_private_shared[];
   A* const copies = reinterpret_cast<A*>(row_private_shared);
   const int64_t copy_units = p.destinations * p.row_units;
-  const int warps = int(blockDim.x >> 5), warp = int(threadIdx.x >> 5), lane = int(lane_id());
-  for (int64_t i = threadIdx.x; i < copy_units * Vec * warps; i += blockDim.x) copies[i] = A(-0.0);
+  const int warps_per_copy = int(blockDim.x >> 5) / p.copies;
+  const int warp = int(threadIdx.x >> 5), lane = int(lane_id());
+  const int copy = warp / warps_per_copy, group = warp % warps_per_copy;
+  for (int64_t i = threadIdx.x; i < copy_units * Vec * p.copies; i += blockDim.x) copies[i] = A(-0.0);
   __syncthreads();
 
-  A* const mine = copies + warp * copy_units * Vec;
-  const int64_t all_warps = (int64_t)gridDim.x * warps;
-  const int64_t per_warp = (p.rows + all_warps - 1) / all_warps;
-  const int64_t begin = min(p.rows, ((int64_t)blockIdx.x * warps + warp) * per_warp);
-  const int64_t end = min(p.rows, begin + per_warp);
+  A* const mine = copies + copy * copy_units * Vec;
+  const int64_t all_copies = (int64_t)gridDim.x * p.copies;
+  const int64_t per_copy = (p.rows + all_copies - 1) / all_copies;
+  const int64_t begin = min(p.rows, ((int64_t)blockIdx.x * p.copies + copy) * per_copy);
+  const int64_t end = min(p.rows, begin + per_copy);
   const IndexT* index = static_cast<const IndexT*>(p.index);
   auto load_index = [&](int64_t base) {
     const int64_t r = base + lane;
     return lane < InFlight && r < end ? (int64_t)load_readonly(index + r * p.index_stride) : int64_t(0);
   };
-  // Rows wider than a warp's units take one pass over the run per 32 units.
-  for (int64_t first_unit = 0; first_unit < p.row_units; first_unit += 32) {
+  for (int64_t first_unit = group * 32; first_unit < p.row_units; first_unit += warps_per_copy * 32) {
     const int64_t unit = first_unit + lane;
     Pack<T, Vec> lo[Half], hi[Half];
     int64_t raw = load_index(begin);
@@ -130,7 +132,7 @@ __device__ __forceinline__ void row_private(const RowSortParams& p) {
     Pack<A, Vec> c = load_shared_unit<A, Vec>(copies + s * Vec);
 #pragma unroll
     for (int e = 0; e < Vec; ++e) sum[e] = c.v[e];
-    for (int w = 1; w < warps; ++w) {
+    for (int w = 1; w < p.copies; ++w) {
       c = load_shared_unit<A, Vec>(copies + (w * copy_units + s) * Vec);
 #pragma unroll
       for (int e = 0; e < Vec; ++e) sum[e] += c.v[e];

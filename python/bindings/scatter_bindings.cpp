@@ -236,7 +236,8 @@ void bind_scatter_ops(py::module_& m) {
         "Development knob: row sums 0 off, 1 where they pay, 2 sorted wherever they apply, 3 private copies "
         "wherever they fit.");
   m.def("_set_row_private_shape", &set_row_private_shape,
-        "Development knob: private copies' shared memory per SM (bytes) and rows a warp loads at a time.");
+        "Development knob: private copies' shared memory per SM (bytes), rows a warp loads at a time, warps a "
+        "block aims for.");
 }
 
 }  // namespace jitops

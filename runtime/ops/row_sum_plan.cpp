@@ -14,13 +14,15 @@ namespace {
 constexpr int kThreads = kRowSortThreads;
 constexpr int64_t kMinBytes = int64_t(64) << 20;  // of source, for sorted row sums to pay
 constexpr int64_t kMinPrivateBytes = int64_t(1) << 20;  // ... for private copies (one launch)
-constexpr int kPrivateMaxWarps = 8;
-constexpr int kPrivateMinWarps = 4;      // copies a block: fewer leave too few loads in flight
-constexpr int kPrivateRowsPerWarp = 64;  // at least, else fewer blocks
+constexpr int kPrivateMaxCopies = 8;     // a block
+constexpr int kPrivateMinWarps = 4;      // copies a block, at least: fewer leave too few loads in flight
+constexpr int kPrivateMaxWarps = 32;     // a block
+constexpr int kPrivateRowsPerCopy = 64;  // at least, else fewer blocks
 constexpr int kSharedReservedPerBlock = 1024;  // the driver's per-block reservation on sm_8x / sm_9x
 std::atomic<int> g_mode{1};
 std::atomic<int> g_private_shared{232448};  // bytes of copies an SM holds (what is left is L1)
 std::atomic<int> g_private_in_flight{32};   // rows a warp loads at a time
+std::atomic<int> g_private_warps{16};       // a block, at least, where narrower units allow
 
 // Where sorting pays, from the scatter_add bench case (2^20 rows of 128
 // float32 into 100000: atomics 368 us, 42% of copy) and the sort's own cost
@@ -38,31 +40,37 @@ bool pays(const RowSumLayout& l, int64_t row_bytes, int element) {
          l.rows <= 64 * l.destinations && l.destinations <= 16 * l.rows;
 }
 
-// Private copies (templates/row_private.cuh): the accumulator unit at most 16
-// bytes and, where the row allows, a unit per lane of a warp across the row.
-// Fits when a block holds kPrivateMinWarps copies; one block per SM unless
-// smaller copies let more in. Pays with at least 4 rows per destination and
-// block (each block adds its copy's touched units to self once): the bench's
-// hot rows (2^20 into 64) took 547 us as atomics, every index equal 693 us
+// Private copies (templates/row_private.cuh). Fits when a block holds
+// kPrivateMinWarps copies (as many as the shared memory budget takes, up to
+// 8). Its warps: a copy's warps split a row's units 32 each, and the unit
+// shrinks (down to one element) until the block has g_private_warps warps
+// or more, for more loads in flight. One block per SM unless smaller copies
+// let more in. Pays with at least 4 rows per destination and block (each
+// block adds its copies' touched units to self once): the bench's hot rows
+// (2^20 into 64) took 547 us as atomics, every index equal 693 us
 // (benchmarks/NOTES.md item 31).
 bool plan_private_copies(RowSumLayout& l, int element_bytes, int64_t length, const DeviceInfo& device) {
   if (l.destinations < 1) return false;
   const int64_t acc_bytes = element_bytes == 8 ? 8 : 4;
-  int vec = l.vec;
-  while (vec > 1 && (vec * acc_bytes > 16 || length / vec < 32)) vec /= 2;
   const int64_t copy = l.destinations * length * acc_bytes;
   if (copy * kPrivateMinWarps > device.shared_per_block_optin) return false;
   const int64_t budget = std::min<int64_t>(g_private_shared.load(), device.shared_per_block_optin);
-  const int warps = int(std::clamp<int64_t>(budget / copy, kPrivateMinWarps, kPrivateMaxWarps));
-  const int64_t block_bytes = warps * copy + kSharedReservedPerBlock;
+  const int copies = int(std::clamp<int64_t>(budget / copy, kPrivateMinWarps, kPrivateMaxCopies));
+  auto groups = [&](int v) { return (length / v + 31) / 32; };  // of 32 units a row
+  int vec = l.vec;
+  while (vec > 1 && vec * acc_bytes > 16) vec /= 2;
+  while (vec > 1 && copies * groups(vec) < g_private_warps.load()) vec /= 2;
+  const int warps = copies * int(std::min<int64_t>(groups(vec), kPrivateMaxWarps / copies));
+  const int64_t block_bytes = copies * copy + kSharedReservedPerBlock;
   const int per_sm = int(std::max<int64_t>(1, std::min<int64_t>(device.max_threads_per_sm / (32 * warps),
                                                                  budget / block_bytes)));
-  const int64_t wanted = (l.rows + int64_t(warps) * kPrivateRowsPerWarp - 1) / (int64_t(warps) * kPrivateRowsPerWarp);
+  const int64_t wanted = (l.rows + int64_t(copies) * kPrivateRowsPerCopy - 1) / (int64_t(copies) * kPrivateRowsPerCopy);
   l.vec = vec;
   l.row_units = length / vec;
+  l.copies = copies;
   l.warps = warps;
   l.blocks = unsigned(std::max<int64_t>(1, std::min<int64_t>(int64_t(device.sm_count) * per_sm, wanted)));
-  l.shared_bytes = unsigned(warps * copy);
+  l.shared_bytes = unsigned(copies * copy);
   return true;
 }
 
@@ -73,9 +81,10 @@ bool is_float_element(int e) {
 }  // namespace
 
 void set_row_sum_mode(int mode) { g_mode = mode; }
-void set_row_private_shape(int shared_bytes, int in_flight) {
+void set_row_private_shape(int shared_bytes, int in_flight, int warps) {
   g_private_shared = shared_bytes;
   g_private_in_flight = in_flight;
+  g_private_warps = warps;
 }
 
 size_t RowSumLayout::zeroed_words() const { return private_copies ? 0 : size_t(tiles); }
@@ -161,6 +170,7 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
   params.alpha_int = p.alpha_int;
   params.tiles = l.tiles;
   params.op_code = p.op_code;
+  params.copies = l.copies;
   using F = ScatterSpecFields;
   if (l.private_copies) {
     LaunchPlan& plan = plans.emplace_back();
@@ -173,7 +183,7 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
     plan.spec.fields[F::kVec] = l.vec;
     plan.spec.fields[F::kAlpha] = p.has_alpha;
     plan.spec.fields[F::kUnroll] = g_private_in_flight.load();
-    plan.spec.fields[F::kMaxThreads] = kPrivateMaxWarps * 32;
+    plan.spec.fields[F::kMaxThreads] = l.warps * 32;
     plan.grid[0] = l.blocks;
     plan.block[0] = unsigned(l.warps * 32);
     plan.shared_bytes = l.shared_bytes;

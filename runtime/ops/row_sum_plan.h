@@ -17,7 +17,8 @@ struct RowSumLayout {
   // rows into its own copy of them, one launch, no scratch
   // (templates/row_private.cuh). Otherwise the rows are sorted.
   bool private_copies = false;
-  int warps = 0;              // ... warps a block (one copy each)
+  int copies = 0;             // ... copies a block
+  int warps = 0;              // ... warps a block (a copy's warps split a row)
   unsigned blocks = 0;        // ... blocks
   unsigned shared_bytes = 0;  // ... the block's copies
   int vec = 1;
@@ -43,8 +44,8 @@ void plan_row_sum(const ScatterProblem& problem, const RowSumLayout& layout, int
 // Development knob: 0 off, 1 where it pays (the default), 2 sorted wherever it
 // applies, 3 private copies wherever they fit.
 void set_row_sum_mode(int mode);
-// Development knob: the private copies' shared memory per SM (bytes) and rows
-// a warp loads at a time (2 to 32, even).
-void set_row_private_shape(int shared_bytes, int in_flight);
+// Development knob: the private copies' shared memory per SM (bytes), rows a
+// warp loads at a time (2 to 32, even) and the warps a block aims for.
+void set_row_private_shape(int shared_bytes, int in_flight, int warps);
 
 }  // namespace jitops

@@ -58,6 +58,7 @@ struct RowSortParams {
   int32_t tiles;
   int32_t chunks;
   int32_t op_code;
+  int32_t copies;           // private copies of self's rows a block (row_private.cuh)
 };
 
 }  // namespace jitops
