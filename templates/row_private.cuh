@@ -3,19 +3,20 @@
 // every index equal). The atomic kernels serialize there (every reduction
 // lands on the same few L2 addresses) and the sort has nothing to spread.
 //
-// Each warp keeps its own copy of self's rows in shared memory (float, or
-// double for double) and adds a contiguous run of rows into it with plain
-// loads and stores: sm_90 has no shared-memory float atomic (atomicAdd on a
-// shared float compiles to a compare-and-swap loop), and a warp's lanes own
-// distinct units of a row, so no two threads ever touch one word. Runs of
-// equal destinations are summed in registers first. At the end the block
-// folds its warps' copies and adds each touched unit to self with one vector
-// reduction. Not deterministic: blocks add in whatever order they finish.
+// A block keeps p.copies private copies of self's rows in shared memory
+// (float, or double for double); each copy belongs to a few warps, which
+// take the same run of rows and split each row's units among them. They add
+// with plain loads and stores: sm_90 has no shared-memory float atomic
+// (atomicAdd on a shared float compiles to a compare-and-swap loop), and no
+// two threads ever touch one word (a lane owns one unit of a row in its
+// copy). Runs of equal destinations are summed in registers first. At the
+// end the block folds its copies and adds each touched unit to self with one
+// vector reduction. Not deterministic: blocks add in whatever order they
+// finish.
 #pragma once
 #include "row_sort.cuh"
 
 namespace jitops {
-
 
 template <typename A, int Vec>
 __device__ __forceinline__ Pack<A, Vec> load_shared_unit(const A* p) {

@@ -6,8 +6,8 @@ for every floating dtype x index dtype x row width (vector units of 16 bytes
 down to single elements, rows wider than a warp) x duplicates (none, some,
 every index equal) x alpha, against np.add.at; plus the default choice on the
 bench's scatter_add shape, bad indices and empty indices. Few destinations
-take private copies instead (each warp adds into its own copy of self's rows
-in shared memory; forced by mode 3): every floating dtype x index dtype x
+take private copies instead (rows added into copies of self's rows in shared
+memory, a copy per few warps; forced by mode 3): every floating dtype x index dtype x
 row width x hot rows / every index equal x alpha, and the default choice on
 the bench's hot-row shapes."""
 
@@ -46,7 +46,7 @@ def either_way(request):
     _core._set_row_sum_mode(1)
 
 
-PRIVATE = "row sums: each warp adds into its own copy of self's rows in shared memory"
+PRIVATE = "row sums: rows added into private copies of self's rows in shared memory"
 
 
 def regimes(fn, *args, **kwargs):

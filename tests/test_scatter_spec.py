@@ -73,22 +73,25 @@ def test_many_wide_rows_are_sorted_by_destination_then_summed():
 
 
 def test_heavy_duplicates_into_few_rows_add_into_private_copies():
-    """Hot rows (2^20 rows of 128 into 64): one launch, a block per SM, as many warps (each with its own
-    float copy of self's 64 x 128 elements in shared memory) as 227 KB hold."""
-    for call in (("index_add_", V([64, 128], "float32"), 0, V([M], "int64"), V([M, 128], "float32")),
-                 ("index_add_", V([64, 128], "float16"), 0, V([M], "int32"), V([M, 128], "float16")),
-                 ("scatter_add_", V([64, 128], "bfloat16"), 0, V([M, 128], "int64", strides=[1, 0]),
-                  V([M, 128], "bfloat16"))):
+    """Hot rows (2^20 rows of 128 into 64): one launch, a block per SM holding as many float copies of self's
+    64 x 128 elements as 227 KB take (7); a copy's warps split a row's units, the unit narrowing until the
+    block has 8 warps or more (16 for 16-bit floats): float32 in pairs (14 warps, 32 rows in flight),
+    16-bit floats one element a lane (28 warps, 16 rows in flight: what the registers of 896 threads hold)."""
+    for call, vec, warps, in_flight in (
+            (("index_add_", V([64, 128], "float32"), 0, V([M], "int64"), V([M, 128], "float32")), 2, 14, 32),
+            (("index_add_", V([64, 128], "float16"), 0, V([M], "int32"), V([M, 128], "float16")), 1, 28, 16),
+            (("scatter_add_", V([64, 128], "bfloat16"), 0, V([M, 128], "int64", strides=[1, 0]),
+              V([M, 128], "bfloat16")), 1, 28, 16)):
         (r,) = plans(*call)
-        assert r["spec"]["op"] == 15 and r["regime"].startswith("row sums: each warp adds into its own copy")
-        assert r["grid"] == (132, 1, 1) and r["block"] == (224, 1, 1)
+        assert r["spec"]["op"] == 15 and r["regime"].startswith("row sums: rows added into private copies")
+        assert r["grid"] == (132, 1, 1) and r["block"] == (32 * warps, 1, 1)
         assert r["shared_bytes_dynamic"] == 7 * 64 * 128 * 4
-        assert r["spec"]["vec"] == 4  # 16 bytes of float accumulators; a lane per unit across the row
+        assert r["spec"]["vec"] == vec and r["spec"]["unroll"] == in_flight
         assert "row_private<" in r["source"] and r["local_bytes"] == 0
-    # 8 rows of 16: smaller copies, more blocks per SM; vec 1 puts 16 lanes across the row
+    # 8 rows of 16: 16 copies of 512 bytes (twice the target), a warp each, 16 lanes across a row
     (r,) = plans("index_add_", V([8, 16], "float32"), 0, V([M], "int64"), V([M, 16], "float32"))
-    assert r["spec"]["op"] == 15 and r["spec"]["vec"] == 1 and r["block"] == (256, 1, 1)
-    assert r["grid"][0] == 132 * 8 and r["shared_bytes_dynamic"] == 8 * 8 * 16 * 4
+    assert r["spec"]["op"] == 15 and r["spec"]["vec"] == 1 and r["block"] == (512, 1, 1)
+    assert r["grid"][0] == 132 and r["shared_bytes_dynamic"] == 16 * 8 * 16 * 4
     # too few rows per destination and block, or copies too large for 4 a block: not private
     for call in (("index_add_", V([4096, 128], "float32"), 0, V([M], "int64"), V([M, 128], "float32")),
                  ("index_add_", V([64, 128], "float64"), 0, V([M], "int64"), V([M, 128], "float64")),

@@ -14,15 +14,13 @@ namespace {
 constexpr int kThreads = kRowSortThreads;
 constexpr int64_t kMinBytes = int64_t(64) << 20;  // of source, for sorted row sums to pay
 constexpr int64_t kMinPrivateBytes = int64_t(1) << 20;  // ... for private copies (one launch)
-constexpr int kPrivateMaxCopies = 8;     // a block
 constexpr int kPrivateMinWarps = 4;      // copies a block, at least: fewer leave too few loads in flight
-constexpr int kPrivateMaxWarps = 32;     // a block
 constexpr int kPrivateRowsPerCopy = 64;  // at least, else fewer blocks
-constexpr int kSharedReservedPerBlock = 1024;  // the driver's per-block reservation on sm_8x / sm_9x
+constexpr int kRegistersPerSm = 65536;   // 32-bit, sm_70 to sm_90 (a block's at most)
 std::atomic<int> g_mode{1};
 std::atomic<int> g_private_shared{232448};  // bytes of copies an SM holds (what is left is L1)
 std::atomic<int> g_private_in_flight{32};   // rows a warp loads at a time
-std::atomic<int> g_private_warps{16};       // a block, at least, where narrower units allow
+std::atomic<int> g_private_warps{8};        // a block, at least, where narrower units allow (x2 for 16-bit)
 
 // Where sorting pays, from the scatter_add bench case (2^20 rows of 128
 // float32 into 100000: atomics 368 us, 42% of copy) and the sort's own cost
@@ -42,34 +40,45 @@ bool pays(const RowSumLayout& l, int64_t row_bytes, int element) {
 
 // Private copies (templates/row_private.cuh). Fits when a block holds
 // kPrivateMinWarps copies (as many as the shared memory budget takes, up to
-// 8). Its warps: a copy's warps split a row's units 32 each, and the unit
-// shrinks (down to one element) until the block has g_private_warps warps
-// or more, for more loads in flight. One block per SM unless smaller copies
-// let more in. Pays with at least 4 rows per destination and block (each
-// block adds its copies' touched units to self once): the bench's hot rows
-// (2^20 into 64) took 547 us as atomics, every index equal 693 us
-// (benchmarks/NOTES.md item 31).
+// twice the target below). A copy's warps split a row's units, 32 each, and
+// the unit shrinks (down to one element) until a row has a unit per lane and
+// the block g_private_warps warps or more, for more loads in flight (up to
+// twice that many; a warp loops over the rest of a row). One block per SM
+// (its launch bounds then give it all the SM's registers). Pays with at
+// least 4 rows per destination and block (each block adds its copies'
+// touched units to self once): the bench's hot rows (2^20 into 64) took
+// 547 us as atomics, every index equal 693 us (benchmarks/NOTES.md item 31).
 bool plan_private_copies(RowSumLayout& l, int element_bytes, int64_t length, const DeviceInfo& device) {
   if (l.destinations < 1) return false;
   const int64_t acc_bytes = element_bytes == 8 ? 8 : 4;
   const int64_t copy = l.destinations * length * acc_bytes;
   if (copy * kPrivateMinWarps > device.shared_per_block_optin) return false;
   const int64_t budget = std::min<int64_t>(g_private_shared.load(), device.shared_per_block_optin);
-  const int copies = int(std::clamp<int64_t>(budget / copy, kPrivateMinWarps, kPrivateMaxCopies));
+  // 16-bit floats do a float32 row's work for half its bytes: twice the warps
+  // (benchmarks/NOTES.md item 31: 7 -> 14 warps left float32 where it was,
+  // 28 made it slower; float16 was fastest at 28).
+  const int target = g_private_warps.load() * (element_bytes == 2 ? 2 : 1), most = 2 * target;
+  const int copies = int(std::clamp<int64_t>(budget / copy, kPrivateMinWarps, most));
   auto groups = [&](int v) { return (length / v + 31) / 32; };  // of 32 units a row
   int vec = l.vec;
   while (vec > 1 && vec * acc_bytes > 16) vec /= 2;
-  while (vec > 1 && copies * groups(vec) < g_private_warps.load()) vec /= 2;
-  const int warps = copies * int(std::min<int64_t>(groups(vec), kPrivateMaxWarps / copies));
-  const int64_t block_bytes = copies * copy + kSharedReservedPerBlock;
-  const int per_sm = int(std::max<int64_t>(1, std::min<int64_t>(device.max_threads_per_sm / (32 * warps),
-                                                                 budget / block_bytes)));
+  while (vec > 1 && (copies * groups(vec) < target || length / vec < 32)) vec /= 2;
+  const int warps = copies * int(std::max<int64_t>(1, std::min<int64_t>(groups(vec), most / copies)));
+  // Rows in flight a warp: as many (up to 32) as the registers of a block
+  // this size hold, beside ~56 for the rest (more would spill); 16 for units
+  // of one word or of doubles (ptxas took 222 registers for 32 one-word
+  // units, ~64 for 16, and spilled 168 bytes for 32 doubles in 128).
+  const int unit_words = int((vec * element_bytes + 3) / 4);
+  int in_flight = g_private_in_flight.load();
+  if (unit_words == 1 || element_bytes == 8) in_flight = std::min(in_flight, 16);
+  while (in_flight > 2 && in_flight * unit_words + 56 > kRegistersPerSm / (32 * warps)) in_flight /= 2;
   const int64_t wanted = (l.rows + int64_t(copies) * kPrivateRowsPerCopy - 1) / (int64_t(copies) * kPrivateRowsPerCopy);
   l.vec = vec;
   l.row_units = length / vec;
   l.copies = copies;
   l.warps = warps;
-  l.blocks = unsigned(std::max<int64_t>(1, std::min<int64_t>(int64_t(device.sm_count) * per_sm, wanted)));
+  l.in_flight = in_flight;
+  l.blocks = unsigned(std::max<int64_t>(1, std::min<int64_t>(device.sm_count, wanted)));
   l.shared_bytes = unsigned(copies * copy);
   return true;
 }
@@ -182,12 +191,12 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
     plan.spec.fields[F::kOp] = kScatterRowPrivate;
     plan.spec.fields[F::kVec] = l.vec;
     plan.spec.fields[F::kAlpha] = p.has_alpha;
-    plan.spec.fields[F::kUnroll] = g_private_in_flight.load();
+    plan.spec.fields[F::kUnroll] = l.in_flight;
     plan.spec.fields[F::kMaxThreads] = l.warps * 32;
     plan.grid[0] = l.blocks;
     plan.block[0] = unsigned(l.warps * 32);
     plan.shared_bytes = l.shared_bytes;
-    plan.regime = "row sums: each warp adds into its own copy of self's rows in shared memory";
+    plan.regime = "row sums: rows added into private copies of self's rows in shared memory";
     plan.set_params(params);
     return;
   }

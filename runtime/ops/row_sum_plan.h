@@ -13,12 +13,13 @@ namespace jitops {
 
 struct RowSumLayout {
   bool applies = false;
-  // Few destinations (self's rows fit in shared memory): each warp adds its
-  // rows into its own copy of them, one launch, no scratch
+  // Few destinations (self's rows fit in shared memory): blocks add their
+  // rows into private copies of them, one launch, no scratch
   // (templates/row_private.cuh). Otherwise the rows are sorted.
   bool private_copies = false;
   int copies = 0;             // ... copies a block
   int warps = 0;              // ... warps a block (a copy's warps split a row)
+  int in_flight = 0;          // ... rows a warp loads at a time
   unsigned blocks = 0;        // ... blocks
   unsigned shared_bytes = 0;  // ... the block's copies
   int vec = 1;

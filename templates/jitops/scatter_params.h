@@ -30,8 +30,8 @@ enum ScatterOp : int32_t {
   kScatterRowPlace = 12,   // ... places the rows into the buckets
   kScatterRowSum = 13,     // then each warp sums a run of sorted rows per destination
   kScatterRowTileSort = 14,  // ... (after place) sorts each bucket by destination
-  kScatterRowPrivate = 15,   // or, few destinations: each warp adds rows into its own copy of self's rows
-                             // in shared memory (row_private.cuh), one launch
+  kScatterRowPrivate = 15,   // or, few destinations: rows added into private copies of self's rows in
+                             // shared memory (row_private.cuh), one launch
 };
 
 template <int Bits, int Dims>
