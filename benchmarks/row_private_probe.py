@@ -2,7 +2,8 @@
 shapes (2^20 rows of 128 into 64 rows: hot rows, every index equal), for
 several shapes of the kernel (shared memory for copies per SM, rows a warp
 loads at a time), timed as the bench times them; the atomic kernels beside.
-Usage: python benchmarks/row_private_probe.py [budget:in_flight ...]"""
+Usage: python benchmarks/row_private_probe.py [budget:in_flight:warps ...]
+(none: the planner's defaults)."""
 import sys
 
 import torch
@@ -12,7 +13,7 @@ from jitops import _core
 from probe_timing import median_us
 
 rows, dests, width = 1 << 20, 64, 128
-shapes = [tuple(int(x) for x in a.split(":")) for a in sys.argv[1:]] or [(232448, 32)]
+shapes = [tuple(int(x) for x in a.split(":")) for a in sys.argv[1:]] or ["defaults"]
 for dtype in (torch.float32, torch.float16):
     src = torch.randn(rows, width, device="cuda", dtype=dtype) / 64
     for name, idx in (("hot rows", torch.randint(0, dests, (rows,), device="cuda")),
@@ -22,7 +23,7 @@ for dtype in (torch.float32, torch.float16):
         results = []
         for mode, shape in [(0, None)] + [(3, s) for s in shapes]:
             _core._set_row_sum_mode(mode)
-            if shape:
+            if shape and shape != "defaults":
                 _core._set_row_private_shape(*shape)
             got = jitops.index_add_(base.clone(), 0, idx, src).double()
             err = (got - want).abs().max().item()
