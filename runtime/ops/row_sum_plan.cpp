@@ -156,17 +156,7 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
   params.src = p.src;
   params.self = p.self;
   params.error = error_slot;
-  params.tile_sums = scratch;
-  params.total = params.tile_sums + l.tiles;
-  params.tile_start = params.total + 1;
-  params.chunk_tile = params.tile_start + l.tiles;
-  // The pairs start on an even word (8-byte aligned): pad the words before.
-  int* after_counts = params.chunk_tile + int64_t(l.tiles) * l.chunks;
-  params.bucketed = reinterpret_cast<int2*>(scratch + ((after_counts - scratch + 1) & ~int64_t(1)));
-  params.sorted = params.bucketed + l.rows;
   params.rows = l.rows;
-  params.chunk_rows = l.chunk_rows;
-  params.chunks = l.chunks;
   params.destinations = l.destinations;
   params.index_stride = l.index_stride;
   params.position_stride = l.position_stride;
@@ -177,60 +167,60 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
   params.self_hi = p.self_hi;
   params.alpha = p.alpha;
   params.alpha_int = p.alpha_int;
-  params.tiles = l.tiles;
   params.op_code = p.op_code;
   params.copies = l.copies;
-  using F = ScatterSpecFields;
-  if (l.private_copies) {
+  // One launch of the scatter family's 2-D, 64-bit row kernels; the fields a
+  // kernel does not use stay 0, so that its specializations are shared.
+  auto add_launch = [&](int op, int element, int index_bytes, int vec, bool alpha, int unroll, unsigned threads,
+                        unsigned grid, unsigned shared_bytes, const char* regime) {
+    using F = ScatterSpecFields;
     LaunchPlan& plan = plans.emplace_back();
     plan.spec.family = KernelFamily::Scatter;
-    plan.spec.fields[F::kElement] = p.element;
-    plan.spec.fields[F::kIndexBytes] = p.index_bytes;
+    plan.spec.fields[F::kElement] = element;
+    plan.spec.fields[F::kIndexBytes] = index_bytes;
     plan.spec.fields[F::kDims] = 2;
     plan.spec.fields[F::kOffsetBits] = 64;
-    plan.spec.fields[F::kOp] = kScatterRowPrivate;
-    plan.spec.fields[F::kVec] = l.vec;
-    plan.spec.fields[F::kAlpha] = p.has_alpha;
-    plan.spec.fields[F::kUnroll] = l.in_flight;
-    plan.spec.fields[F::kMaxThreads] = l.warps * 32;
-    plan.grid[0] = l.blocks;
-    plan.block[0] = unsigned(l.warps * 32);
-    plan.shared_bytes = l.shared_bytes;
-    plan.regime = "row sums: rows added into private copies of self's rows in shared memory";
+    plan.spec.fields[F::kOp] = op;
+    plan.spec.fields[F::kVec] = vec;
+    plan.spec.fields[F::kAlpha] = alpha;
+    plan.spec.fields[F::kUnroll] = unroll;
+    plan.spec.fields[F::kMaxThreads] = int(threads);
+    plan.grid[0] = std::max(1u, grid);
+    plan.block[0] = threads;
+    plan.shared_bytes = shared_bytes;
+    plan.regime = regime;
     plan.set_params(params);
+  };
+  if (l.private_copies) {
+    add_launch(kScatterRowPrivate, p.element, p.index_bytes, l.vec, p.has_alpha, l.in_flight, unsigned(l.warps * 32),
+               l.blocks, l.shared_bytes, "row sums: rows added into private copies of self's rows in shared memory");
     return;
   }
+  params.tile_sums = scratch;
+  params.total = params.tile_sums + l.tiles;
+  params.tile_start = params.total + 1;
+  params.chunk_tile = params.tile_start + l.tiles;
+  // The pairs start on an even word (8-byte aligned): pad the words before.
+  int* after_counts = params.chunk_tile + int64_t(l.tiles) * l.chunks;
+  params.bucketed = reinterpret_cast<int2*>(scratch + ((after_counts - scratch + 1) & ~int64_t(1)));
+  params.sorted = params.bucketed + l.rows;
+  params.chunk_rows = l.chunk_rows;
+  params.chunks = l.chunks;
+  params.tiles = l.tiles;
+  // place: each bucket's first position and the chunk's rows per tile, and
+  // its rows in tile order when they fit (templates/row_sort.cuh, row_place)
+  const unsigned place_shared =
+      unsigned(2 * 4 * l.tiles + (l.chunk_rows <= kRowSortStaged ? 8 * kRowSortStaged : 0));
   const unsigned run_blocks = unsigned((l.rows + kRowSortRun * (kThreads / 32) - 1) / (kRowSortRun * (kThreads / 32)));
-  const struct {
-    int op;
-    unsigned grid;
-    const char* regime;
-  } passes[] = {{kScatterRowCount, unsigned(l.chunks), "row sums: count rows per tile of destinations"},
-                {kScatterRowScan, unsigned(l.tiles), "row sums: bucket positions per tile"},
-                {kScatterRowPlace, unsigned(l.chunks), "row sums: place rows into tile buckets"},
-                {kScatterRowTileSort, unsigned(l.tiles), "row sums: sort each bucket by destination"},
-                {kScatterRowSum, run_blocks, "row sums: sum sorted rows per destination"}};
-  for (const auto& pass : passes) {
-    LaunchPlan& plan = plans.emplace_back();
-    plan.spec.family = KernelFamily::Scatter;
-    plan.spec.fields[F::kElement] = pass.op == kScatterRowSum ? p.element : 0;
-    plan.spec.fields[F::kIndexBytes] = pass.op == kScatterRowCount || pass.op == kScatterRowPlace ? p.index_bytes : 0;
-    plan.spec.fields[F::kDims] = 2;
-    plan.spec.fields[F::kOffsetBits] = 64;
-    plan.spec.fields[F::kOp] = pass.op;
-    plan.spec.fields[F::kVec] = pass.op == kScatterRowSum ? l.vec : 1;
-    plan.spec.fields[F::kAlpha] = pass.op == kScatterRowSum && p.has_alpha;
-    plan.spec.fields[F::kUnroll] = 1;
-    plan.spec.fields[F::kMaxThreads] = kThreads;
-    plan.grid[0] = std::max(1u, pass.grid);
-    // place: each bucket's first position and the chunk's rows per tile, and
-    // its rows in tile order when they fit (templates/row_sort.cuh, row_place)
-    if (pass.op == kScatterRowPlace)
-      plan.shared_bytes = unsigned(2 * 4 * l.tiles + (l.chunk_rows <= kRowSortStaged ? 8 * kRowSortStaged : 0));
-    plan.block[0] = kThreads;
-    plan.regime = pass.regime;
-    plan.set_params(params);
-  }
+  add_launch(kScatterRowCount, 0, p.index_bytes, 1, false, 1, kThreads, unsigned(l.chunks), 0,
+             "row sums: count rows per tile of destinations");
+  add_launch(kScatterRowScan, 0, 0, 1, false, 1, kThreads, unsigned(l.tiles), 0, "row sums: bucket positions per tile");
+  add_launch(kScatterRowPlace, 0, p.index_bytes, 1, false, 1, kThreads, unsigned(l.chunks), place_shared,
+             "row sums: place rows into tile buckets");
+  add_launch(kScatterRowTileSort, 0, 0, 1, false, 1, kThreads, unsigned(l.tiles), 0,
+             "row sums: sort each bucket by destination");
+  add_launch(kScatterRowSum, p.element, 0, l.vec, p.has_alpha, 1, kThreads, run_blocks, 0,
+             "row sums: sum sorted rows per destination");
 }
 
 }  // namespace jitops
