@@ -37,7 +37,7 @@ std::string scatter_body(const KernelSpec& s) {
                            : f[F::kOp] == kScatterRowPlace
                                ? "row_place<" + std::string(index_type) + ">"
                                : "row_sum<" + element + ", " + std::to_string(f[F::kVec]) + ", " +
-                                     (f[F::kAlpha] ? "true" : "false") + ">";
+                                     (f[F::kAlpha] ? "true" : "false") + ", " + std::to_string(f[F::kUnroll]) + ">";
     return "#include \"row_sort.cuh\"\n\n"
            "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
            "jitops_kernel(const jitops::RowSortParams p) {\n  jitops::" + op + "(p);\n}\n";

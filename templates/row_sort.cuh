@@ -6,10 +6,9 @@
 // per bucket of kRowSortTile destinations, scan, place into buckets, sort each
 // bucket; one L2 atomic per row had made the sort ~70 us for 2^20 rows),
 // then each warp sums a fixed run of
-// kRowSortRun sorted rows, a destination at a time, and adds each sum with one
-// vector reduction: ~10 rows per destination means ~10x fewer atomics than
-// one per row. Work per warp is the same
-// whatever the duplicates look like. Summation order follows the (atomic,
+// kRowSortRun sorted rows, a destination at a time, and adds each sum with one vector
+// reduction: ~10 rows per destination means ~10x fewer atomics than one per
+// row. Work per warp is the same whatever the duplicates look like. Summation order follows the (atomic,
 // unordered) placement, as atomics would: not deterministic.
 #pragma once
 #include "jitops/row_sort_params.h"
@@ -250,55 +249,92 @@ __device__ __forceinline__ void flush_unit(const RowSortParams& p, int d, int64_
   add_pack<T, Vec>(p, (int64_t)d * p.self_row_stride + unit * Vec, v);
 }
 
-// Pass 5: warp w sums sorted rows [w * kRowSortRun, ...), lanes along the row
-// (units lane, lane + 32, ...), with about 128 bytes of loads in flight per lane.
-template <typename T, int Vec, bool HasAlpha>
+// A group of a warp's lanes takes rows of the warp's batch (Half of them,
+// from pair lane lane0 on) and each lane its unit of each; `pair` holds the
+// batch's (row, destination) pairs, a lane each ((-1, -1) past the run).
+template <typename T, int Vec, int Half>
+__device__ __forceinline__ void load_sorted_rows(const RowSortParams& p, int2 pair, int lane0, int64_t unit,
+                                                 bool active, Pack<T, Vec> (&v)[Half]) {
+  const T* src = static_cast<const T*>(p.src);
+  int row[Half];  // every shuffle first, while the warp is converged
+#pragma unroll
+  for (int u = 0; u < Half; ++u) row[u] = __shfl_sync(0xFFFFFFFFu, pair.x, lane0 + u);
+#pragma unroll
+  for (int u = 0; u < Half; ++u)
+    if (row[u] >= 0 && active) v[u] = load_pack<T, Vec>(src + (int64_t)row[u] * p.src_row_stride + unit * Vec);
+}
+
+// Adds rows v[0, Half) (pair lanes lane0 + u) into the lane's running sum of
+// destination `cur`, adding that sum to self where the destination changes.
+template <typename T, int Vec, bool HasAlpha, int Half, typename A>
+__device__ __forceinline__ void sum_sorted_rows(const RowSortParams& p, int2 pair, int lane0, int64_t unit,
+                                                bool active, const Pack<T, Vec> (&v)[Half], A (&acc)[Vec],
+                                                int& cur) {
+#pragma unroll
+  for (int u = 0; u < Half; ++u) {
+    const int d = __shfl_sync(0xFFFFFFFFu, pair.y, lane0 + u);
+    if (d < 0) continue;
+    if (d != cur) {  // the run of `cur` ends here
+      if (cur >= 0 && active) flush_unit<T, Vec>(p, cur, unit, acc);
+#pragma unroll
+      for (int e = 0; e < Vec; ++e) acc[e] = A(0);
+      cur = d;
+    }
+    if (active) {
+#pragma unroll
+      for (int e = 0; e < Vec; ++e) acc[e] += widen<A>(HasAlpha ? scale(v[u].v[e], p) : v[u].v[e]);
+    }
+  }
+}
+
+// Pass 5: warp w sums sorted rows [w * kRowSortRun, ...), a destination at a
+// time. A batch is InFlight rows per group of lanes: where a row has 16 units
+// or fewer, the warp's lanes split into groups that each take their own rows
+// (a 128-wide float16 row is 16 units of 16 bytes), so that a load moves a
+// warp's width whatever the dtype (float16 sums 174 -> 121 us on the bench's
+// scatter_add). Loads stay in flight as in the private copies: two halves,
+// each half's next rows loaded as soon as it has been added, the pairs a
+// batch ahead. Short runs and few rows in flight a warp, so many warps a SM,
+// measured best: longer spans or more rows in flight a warp were slower
+// (benchmarks/NOTES.md item 32).
+template <typename T, int Vec, bool HasAlpha, int InFlight>
 __device__ __forceinline__ void row_sum(const RowSortParams& p) {
   typedef typename RowAcc<T>::type A;
-  constexpr int kUnitBytes = sizeof(T) * Vec;
-  constexpr int kInFlight = kUnitBytes >= 16 ? 8 : 16;
-  const int lane = int(lane_id());
-  const int64_t begin = (((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5) * kRowSortRun;
+  constexpr int Half = InFlight / 2;
+  static_assert(InFlight <= 32 && Half * 2 == InFlight, "a pair lane per row of a batch");
+  int row_lanes = 32;  // lanes per row: halved while a row still has a lane per unit and a batch a pair lane per row
+  while (row_lanes > 1 && row_lanes / 2 >= p.row_units && (64 / row_lanes) * InFlight <= 32) row_lanes /= 2;
+  const int lane = int(lane_id()), group = lane / row_lanes, batch = (32 / row_lanes) * InFlight;
   const int64_t total = *p.total;
-  if (begin >= total) return;  // the whole warp
-  const int count = int(min((int64_t)kRowSortRun, total - begin));
-  const int2 mine = lane < count ? p.sorted[begin + lane] : make_int2(0, -1);
-  const int my_row = mine.x, my_dest = mine.y;
-  const T* src = static_cast<const T*>(p.src);
-  for (int64_t first_unit = 0; first_unit < p.row_units; first_unit += 32) {
-    const int64_t unit = first_unit + lane;
+  const int64_t begin = min(total, (((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5) * kRowSortRun);
+  const int64_t end = min(total, begin + kRowSortRun);
+  if (begin >= end) return;  // the whole warp
+  auto load_pairs = [&](int64_t base) {
+    const int64_t i = base + lane;
+    return lane < batch && i < end ? p.sorted[i] : make_int2(-1, -1);
+  };
+  const int lo_lane = group * InFlight, hi_lane = lo_lane + Half;
+  for (int64_t first_unit = 0; first_unit < p.row_units; first_unit += row_lanes) {
+    const int64_t unit = first_unit + lane % row_lanes;
     const bool active = unit < p.row_units;
+    Pack<T, Vec> lo[Half], hi[Half];
+    int2 pair = load_pairs(begin), next = load_pairs(begin + batch);
+    load_sorted_rows<T, Vec, Half>(p, pair, lo_lane, unit, active, lo);
+    load_sorted_rows<T, Vec, Half>(p, pair, hi_lane, unit, active, hi);
     A acc[Vec];
 #pragma unroll
     for (int e = 0; e < Vec; ++e) acc[e] = A(0);
-    int cur = __shfl_sync(0xFFFFFFFFu, my_dest, 0);
-    for (int k = 0; k < count; k += kInFlight) {
-      Pack<T, Vec> v[kInFlight];
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u) {
-        const int row = __shfl_sync(0xFFFFFFFFu, my_row, (k + u) & 31);
-        if (k + u < count && active) v[u] = load_pack<T, Vec>(src + (int64_t)row * p.src_row_stride + unit * Vec);
-      }
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u) {
-        const int d = __shfl_sync(0xFFFFFFFFu, my_dest, (k + u) & 31);
-        if (k + u >= count) break;
-        if (d != cur) {  // the run of `cur` ends here
-          if (active) flush_unit<T, Vec>(p, cur, unit, acc);
-#pragma unroll
-          for (int e = 0; e < Vec; ++e) acc[e] = A(0);
-          cur = d;
-        }
-        if (active) {
-#pragma unroll
-          for (int e = 0; e < Vec; ++e) {
-            const T t = HasAlpha ? scale(v[u].v[e], p) : v[u].v[e];
-            acc[e] += widen<A>(t);
-          }
-        }
-      }
+    int cur = -1;
+    for (int64_t base = begin; base < end; base += batch) {
+      const int2 after = load_pairs(base + 2 * batch);
+      sum_sorted_rows<T, Vec, HasAlpha, Half>(p, pair, lo_lane, unit, active, lo, acc, cur);
+      load_sorted_rows<T, Vec, Half>(p, next, lo_lane, unit, active, lo);
+      sum_sorted_rows<T, Vec, HasAlpha, Half>(p, pair, hi_lane, unit, active, hi, acc, cur);
+      load_sorted_rows<T, Vec, Half>(p, next, hi_lane, unit, active, hi);
+      pair = next;
+      next = after;
     }
-    if (active) flush_unit<T, Vec>(p, cur, unit, acc);
+    if (cur >= 0 && active) flush_unit<T, Vec>(p, cur, unit, acc);
   }
 }
 

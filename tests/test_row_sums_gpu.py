@@ -97,6 +97,32 @@ def test_scatter_add_with_an_index_expanded_along_rows(forced, dtype, index_dtyp
         check_float(self_t, ref, bound, dtype)
 
 
+@pytest.fixture(params=[(4, 8), (2, 4), (8, 1), (16, 16), (32, 4)], ids=lambda s: "in_flight {} warps {}".format(*s))
+def sum_shape(request):
+    _core._set_row_sum_shape(*request.param)
+    yield request.param
+    _core._set_row_sum_shape(4, 8)
+
+
+@pytest.mark.parametrize("width", [128, 40, 8, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_sum_spans_batches_and_lane_groups(forced, sum_shape, dtype, width):
+    """Rows in flight from 2 to 32 (a warp's run of 32 rows in 16 batches down to one), and rows narrow
+    enough that a warp's lanes split into groups taking their own rows (up to 16 groups)."""
+    rng = np.random.default_rng(seed("sum shapes", dtype, width, *sum_shape))
+    rows, destinations = 60000, 5000
+    idx_h = rng.integers(0, destinations, rows)
+    idx_h[rows // 2: rows // 2 + 3000] = 17  # one long run across warps' spans
+    idx = torch.from_numpy(idx_h).to(DEVICE)
+    self_t = device_tensor(rng, (destinations, width), dtype, "contiguous")
+    src_t = device_tensor(rng, (rows, width), dtype, "contiguous")
+    assert uses_row_sums(jitops.index_add_, self_t, 0, idx, src_t)
+    before = host(self_t)
+    jitops.index_add_(self_t, 0, idx, src_t)
+    ref, bound = accumulate_reference(before, idx_h, host(src_t), dtype)
+    check_float(self_t, ref, bound, dtype)
+
+
 def test_chosen_by_default_on_the_bench_scatter_add_only():
     self_t = torch.randn(100000, 128, device=DEVICE)
     idx_h = np.random.default_rng(3).integers(0, 100000, 1 << 20)

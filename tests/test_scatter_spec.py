@@ -61,6 +61,8 @@ def test_many_wide_rows_are_sorted_by_destination_then_summed():
         assert passes[0]["grid"][0] == passes[2]["grid"][0] == M // 4096  # a block per chunk of 4096 rows
         assert passes[1]["grid"][0] == passes[3]["grid"][0] == 782  # a block per bucket of 128 destinations
         assert "row_sum<" in passes[-1]["source"] and "row_count<" in passes[0]["source"]
+        # sums: a warp per 32 sorted rows, 8 warps a block, 4 rows in flight a group of lanes
+        assert passes[-1]["grid"][0] == M // 256 and passes[-1]["block"][0] == 256 and passes[-1]["spec"]["unroll"] == 4
         assert "row_tile_sort(p)" in passes[3]["source"] and passes[3]["spec"]["index"] == 0
     # 16-bit floats, integers, products and narrow rows keep the atomic kernels
     for call in (("scatter_add_", V([100000, 128], "float16"), 0, V([M, 128], "int64", strides=[1, 0]),

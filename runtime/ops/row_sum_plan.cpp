@@ -21,6 +21,18 @@ std::atomic<int> g_mode{1};
 std::atomic<int> g_private_shared{232448};  // bytes of copies an SM holds (what is left is L1)
 std::atomic<int> g_private_in_flight{32};   // rows a warp loads at a time
 std::atomic<int> g_private_warps{8};        // a block, at least, where narrower units allow (x2 for 16-bit)
+// Sorted rows' sums: rows a group of lanes loads at a time, warps a block
+// (few a warp, many warps: measured best, benchmarks/NOTES.md item 32).
+std::atomic<int> g_sum_in_flight{4};
+std::atomic<int> g_sum_warps{8};
+
+// Rows in flight a warp of a block of `warps`: halved from `wanted` until the
+// block's registers hold them, beside ~56 for the rest (more would spill).
+int fit_in_flight(int wanted, int unit_words, int warps) {
+  int in_flight = wanted;
+  while (in_flight > 2 && in_flight * unit_words + 56 > kRegistersPerSm / (32 * warps)) in_flight /= 2;
+  return in_flight;
+}
 
 // Where sorting pays, from the scatter_add bench case (2^20 rows of 128
 // float32 into 100000: atomics 368 us, 42% of copy) and the sort's own cost
@@ -64,14 +76,13 @@ bool plan_private_copies(RowSumLayout& l, int element_bytes, int64_t length, con
   while (vec > 1 && vec * acc_bytes > 16) vec /= 2;
   while (vec > 1 && (copies * groups(vec) < target || length / vec < 32)) vec /= 2;
   const int warps = copies * int(std::max<int64_t>(1, std::min<int64_t>(groups(vec), most / copies)));
-  // Rows in flight a warp: as many (up to 32) as the registers of a block
-  // this size hold, beside ~56 for the rest (more would spill); 16 for units
-  // of one word or of doubles (ptxas took 222 registers for 32 one-word
-  // units, ~64 for 16, and spilled 168 bytes for 32 doubles in 128).
+  // Rows in flight a warp: as many (up to 32) as the registers hold; 16 for
+  // units of one word or of doubles (ptxas took 222 registers for 32
+  // one-word units, ~64 for 16, and spilled 168 bytes for 32 doubles in 128).
   const int unit_words = int((vec * element_bytes + 3) / 4);
   int in_flight = g_private_in_flight.load();
   if (unit_words == 1 || element_bytes == 8) in_flight = std::min(in_flight, 16);
-  while (in_flight > 2 && in_flight * unit_words + 56 > kRegistersPerSm / (32 * warps)) in_flight /= 2;
+  in_flight = fit_in_flight(in_flight, unit_words, warps);
   const int64_t wanted = (l.rows + int64_t(copies) * kPrivateRowsPerCopy - 1) / (int64_t(copies) * kPrivateRowsPerCopy);
   l.vec = vec;
   l.row_units = length / vec;
@@ -94,6 +105,10 @@ void set_row_private_shape(int shared_bytes, int in_flight, int warps) {
   g_private_shared = shared_bytes;
   g_private_in_flight = in_flight;
   g_private_warps = warps;
+}
+void set_row_sum_shape(int in_flight, int warps) {
+  g_sum_in_flight = in_flight;
+  g_sum_warps = warps;
 }
 
 size_t RowSumLayout::zeroed_words() const { return private_copies ? 0 : size_t(tiles); }
@@ -146,6 +161,10 @@ RowSumLayout row_sum_layout(const ScatterProblem& p, const DeviceInfo& device) {
     return copies;
   }
   l.applies = mode != 3 && pays(l, length * p.element_bytes, p.element);
+  // The sum pass: a warp per run of kRowSortRun sorted rows.
+  l.warps = std::clamp(g_sum_warps.load(), 1, 32);
+  l.in_flight = fit_in_flight(g_sum_in_flight.load(), int((l.vec * p.element_bytes + 3) / 4), l.warps);
+  l.blocks = unsigned((l.rows + int64_t(kRowSortRun) * l.warps - 1) / (int64_t(kRowSortRun) * l.warps));
   return l;
 }
 
@@ -211,7 +230,6 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
   // its rows in tile order when they fit (templates/row_sort.cuh, row_place)
   const unsigned place_shared =
       unsigned(2 * 4 * l.tiles + (l.chunk_rows <= kRowSortStaged ? 8 * kRowSortStaged : 0));
-  const unsigned run_blocks = unsigned((l.rows + kRowSortRun * (kThreads / 32) - 1) / (kRowSortRun * (kThreads / 32)));
   add_launch(kScatterRowCount, 0, p.index_bytes, 1, false, 1, kThreads, unsigned(l.chunks), 0,
              "row sums: count rows per tile of destinations");
   add_launch(kScatterRowScan, 0, 0, 1, false, 1, kThreads, unsigned(l.tiles), 0, "row sums: bucket positions per tile");
@@ -219,7 +237,7 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
              "row sums: place rows into tile buckets");
   add_launch(kScatterRowTileSort, 0, 0, 1, false, 1, kThreads, unsigned(l.tiles), 0,
              "row sums: sort each bucket by destination");
-  add_launch(kScatterRowSum, p.element, 0, l.vec, p.has_alpha, 1, kThreads, run_blocks, 0,
+  add_launch(kScatterRowSum, p.element, 0, l.vec, p.has_alpha, l.in_flight, unsigned(l.warps * 32), l.blocks, 0,
              "row sums: sum sorted rows per destination");
 }
 

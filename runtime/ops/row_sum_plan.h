@@ -18,10 +18,11 @@ struct RowSumLayout {
   // (templates/row_private.cuh). Otherwise the rows are sorted.
   bool private_copies = false;
   int copies = 0;             // ... copies a block
-  int warps = 0;              // ... warps a block (a copy's warps split a row)
-  int in_flight = 0;          // ... rows a warp loads at a time
-  unsigned blocks = 0;        // ... blocks
   unsigned shared_bytes = 0;  // ... the block's copies
+  // The launch that adds the rows (private copies, or the sorted rows' sums):
+  int warps = 0;              // warps a block (a private copy's warps split a row)
+  int in_flight = 0;          // rows a warp (a group of its lanes, when sorted) loads at a time
+  unsigned blocks = 0;
   int vec = 1;
   int64_t rows = 0, destinations = 0, row_units = 0;
   int64_t index_stride = 0, position_stride = 0, src_row_stride = 0, self_row_stride = 0;
@@ -48,5 +49,8 @@ void set_row_sum_mode(int mode);
 // Development knob: the private copies' shared memory per SM (bytes), rows a
 // warp loads at a time (2 to 32, even) and the warps a block aims for.
 void set_row_private_shape(int shared_bytes, int in_flight, int warps);
+// Development knob: the sorted rows' sums, rows a group of lanes loads at a
+// time (2 to 32, even) and warps a block.
+void set_row_sum_shape(int in_flight, int warps);
 
 }  // namespace jitops
