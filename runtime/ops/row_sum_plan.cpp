@@ -107,7 +107,9 @@ void set_row_private_shape(int shared_bytes, int in_flight, int warps) {
   g_private_warps = warps;
 }
 void set_row_sum_shape(int in_flight, int warps) {
-  g_sum_in_flight = in_flight;
+  int pow2 = 2;  // a power of two from 2 to 32: two halves, and halving (fit_in_flight) keeps it even
+  while (pow2 < 32 && pow2 * 2 <= in_flight) pow2 *= 2;
+  g_sum_in_flight = pow2;
   g_sum_warps = warps;
 }
 

@@ -50,7 +50,7 @@ void set_row_sum_mode(int mode);
 // warp loads at a time (2 to 32, even) and the warps a block aims for.
 void set_row_private_shape(int shared_bytes, int in_flight, int warps);
 // Development knob: the sorted rows' sums, rows a group of lanes loads at a
-// time (2 to 32, even) and warps a block.
+// time (rounded down to a power of two from 2 to 32) and warps a block.
 void set_row_sum_shape(int in_flight, int warps);
 
 }  // namespace jitops
