@@ -101,7 +101,7 @@ py::object index_add_like(PyObject* const* a, int op, int op_code, PyObject* alp
   }
   if (deterministic && op == kScatterAdd && is_floating(call[kSlotSelf].dtype))
     return run_deterministic(call, p, false, a[0], explain_arg(a[6]));
-  if (op == kScatterAdd) {
+  if (row_sums_considered(p)) {  // before the device: small adds skip both
     const RowSumLayout layout = row_sum_layout(p, planning_device(call, explain_arg(a[6])));
     if (layout.applies) return run_row_sum(call, p, layout, a[0], explain_arg(a[6]));
   }
@@ -170,7 +170,7 @@ py::object scatter_like(PyObject* const* a, const std::string& reduce, bool incl
     passes[count++] = prepare;
   }
   passes[count++] = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], op, op_code);
-  if (count == 1 && op == kScatterAdd) {
+  if (count == 1 && row_sums_considered(passes[0])) {
     const RowSumLayout layout = row_sum_layout(passes[0], planning_device(call, explain_arch));
     if (layout.applies) return run_row_sum(call, passes[0], layout, a[0], explain_arch);
   }

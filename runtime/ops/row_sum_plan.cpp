@@ -120,13 +120,17 @@ size_t RowSumLayout::scratch_words() const {
   return zeroed_words() + 1 + size_t(tiles) + size_t(tiles) * size_t(chunks) + 1 + size_t(4 * rows);
 }
 
+bool row_sums_considered(const ScatterProblem& p) {
+  const int mode = g_mode.load();
+  if (mode == 0 || p.op != kScatterAdd || p.counts || !is_float_element(p.element)) return false;
+  // Either way wants at least kMinPrivateBytes of source.
+  return mode != 1 || p.space.numel() * p.element_bytes >= kMinPrivateBytes;
+}
+
 RowSumLayout row_sum_layout(const ScatterProblem& p, const DeviceInfo& device) {
   RowSumLayout l;
+  if (!row_sums_considered(p)) return l;
   const int mode = g_mode.load();
-  if (mode == 0 || p.op != kScatterAdd || p.counts || !is_float_element(p.element)) return l;
-  // Every add call asks: refuse the small ones before copying and collapsing
-  // the space (either way wants at least kMinPrivateBytes of source).
-  if (mode == 1 && p.space.numel() * p.element_bytes < kMinPrivateBytes) return l;
   IterationSpace s = p.space;
   s.operands = kScatterOperands;
   collapse(s);

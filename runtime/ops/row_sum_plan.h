@@ -33,6 +33,10 @@ struct RowSumLayout {
   size_t zeroed_words() const;   // the leading words that must start at zero
 };
 
+// Whether row sums may apply to `problem` at all (a float add, large enough):
+// the cheap test every add call makes before the device or the layout.
+bool row_sums_considered(const ScatterProblem& problem);
+
 // Whether `problem` (an add, not yet collapsed) takes the row-sum path on
 // `device`, and its shape; applies == false keeps the atomic kernels.
 RowSumLayout row_sum_layout(const ScatterProblem& problem, const DeviceInfo& device);
