@@ -70,13 +70,13 @@ py::object run_deterministic(CallArrays& call, ScatterProblem p, bool mean, py::
 }
 
 // Whole rows added (see runtime/ops/row_sum_plan.h): sort them by destination,
-// then sum; scratch for the sort, zeroed where it counts.
+// then sum; scratch for the sort (nothing in it needs zeroing).
 py::object run_row_sum(CallArrays& call, const ScatterProblem& p, const RowSumLayout& layout, py::handle self,
                        int explain_arch) {
   std::unique_ptr<StreamScratch> scratch;
   int* words = reinterpret_cast<int*>(uintptr_t(256));  // planned, never launched
   if (explain_arch < 0 && layout.scratch_words() > 0) {
-    scratch = std::make_unique<StreamScratch>(call, layout.scratch_words(), 0u, layout.zeroed_words());
+    scratch = std::make_unique<StreamScratch>(call, layout.scratch_words(), 0u, 0);
     words = scratch->data();
   }
   std::vector<LaunchPlan> plans;

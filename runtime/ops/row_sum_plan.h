@@ -29,8 +29,7 @@ struct RowSumLayout {
   int tiles = 0;            // buckets of kRowSortTile destinations
   int64_t chunk_rows = 0;   // rows per count / place block
   int chunks = 0;
-  size_t scratch_words() const;  // 32-bit words: see templates/jitops/row_sort_params.h
-  size_t zeroed_words() const;   // the leading words that must start at zero
+  size_t scratch_words() const;  // 32-bit words: see templates/jitops/row_sort_params.h (none zeroed)
 };
 
 // Whether row sums may apply to `problem` at all (a float add, large enough):
@@ -42,8 +41,8 @@ bool row_sums_considered(const ScatterProblem& problem);
 RowSumLayout row_sum_layout(const ScatterProblem& problem, const DeviceInfo& device);
 
 // The launches: one with private copies; else five (count, scan, place, sort
-// buckets, sum), with `scratch` holding layout.scratch_words() words whose
-// first zeroed_words() are zero.
+// buckets, sum), with `scratch` holding layout.scratch_words() words (no
+// memset first: every pass stores what the next one reads).
 void plan_row_sum(const ScatterProblem& problem, const RowSumLayout& layout, int* scratch, const DeviceInfo& device,
                   IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans);
 
