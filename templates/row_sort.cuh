@@ -99,9 +99,8 @@ __device__ __forceinline__ int exclusive_scan_shared(int* counts, int n, int bas
 }
 
 // Pass 1, one block per chunk of rows: its rows per tile, counted in shared
-// memory and stored plainly as one run (the chunk's row of chunk_tile). No
-// atomics in L2: ending each of 256 blocks with an atomic per tile (200K in
-// all) made this pass 10 us.
+// memory and stored plainly (chunk_tile). No atomics in L2: ending each of
+// 256 blocks with an atomic per tile (200K in all) made this pass 10 us.
 template <typename IndexT>
 __device__ __forceinline__ void row_count(const RowSortParams& p) {
   __shared__ int tile_rows[kRowSortMaxTiles];
@@ -109,43 +108,24 @@ __device__ __forceinline__ void row_count(const RowSortParams& p) {
   __syncthreads();
   for_each_row_of_chunk<IndexT>(p, true, [&](int, int64_t, int d) { atomicAdd(&tile_rows[d >> kRowSortTileShift], 1); });
   __syncthreads();
-  int* counts = p.chunk_tile + (int64_t)blockIdx.x * p.tiles;
-  for (int t = threadIdx.x; t < p.tiles; t += blockDim.x) counts[t] = tile_rows[t];
+  for (int t = threadIdx.x; t < p.tiles; t += blockDim.x) p.chunk_tile[(int64_t)t * p.chunks + blockIdx.x] = tile_rows[t];
 }
 
-// Pass 2, one block per kRowScanTiles tiles, a lane per tile, so that a
-// warp reads one 128-byte line per chunk: where each chunk's rows go in the
-// tile's bucket (a scan over the chunks, from 0; warp w takes the w-th run of
-// chunks, held in registers), and each tile's total, stored plainly.
+// Pass 2, one block per tile: where each chunk's rows go in the tile's bucket
+// (a scan over the chunks, from 0), and the tile's total, stored plainly.
 __device__ __forceinline__ void row_scan(const RowSortParams& p) {
-  constexpr int kMaxRun = kRowSortMaxChunks / (kRowScanThreads / 32);
-  __shared__ int run_rows[kRowScanThreads / 32][kRowScanTiles];
-  const int lane = int(lane_id()), warp = int(threadIdx.x >> 5), warps = int(blockDim.x >> 5);
-  const int tile = int(blockIdx.x) * kRowScanTiles + lane;
-  const int run = (p.chunks + warps - 1) / warps, first = warp * run, last = min(p.chunks, first + run);
-  int* column = p.chunk_tile + tile;  // chunk c's rows in this tile at column[c * tiles]
-  int rows[kMaxRun];
-  int mine = 0;
-#pragma unroll
-  for (int k = 0; k < kMaxRun; ++k) {
-    rows[k] = tile < p.tiles && first + k < last ? column[(int64_t)(first + k) * p.tiles] : 0;
-    mine += rows[k];
+  __shared__ int warp_totals[32];
+  const int tile = blockIdx.x;
+  int* counts = p.chunk_tile + (int64_t)tile * p.chunks;
+  int position = 0;
+  for (int first = 0; first < p.chunks; first += blockDim.x) {
+    const int c = first + int(threadIdx.x);
+    const int rows = c < p.chunks ? counts[c] : 0;
+    const int before = block_exclusive_scan(rows, warp_totals);
+    if (c < p.chunks) counts[c] = position + before;
+    position += block_sum(rows, warp_totals);
   }
-  run_rows[warp][lane] = mine;
-  __syncthreads();
-  int start = 0, total = 0;
-  for (int w = 0; w < warps; ++w) {
-    const int v = run_rows[w][lane];
-    start += w < warp ? v : 0;
-    total += v;
-  }
-  if (tile >= p.tiles) return;
-#pragma unroll
-  for (int k = 0; k < kMaxRun; ++k) {
-    if (first + k < last) column[(int64_t)(first + k) * p.tiles] = start;
-    start += rows[k];
-  }
-  if (warp == 0) p.tile_sums[tile] = total;
+  if (threadIdx.x == 0) p.tile_sums[tile] = position;
 }
 
 // Where tile `tile`'s bucket starts: the rows of the tiles before it.
@@ -174,8 +154,7 @@ __device__ __forceinline__ void row_place(const RowSortParams& p) {
     local[t] = 0;
   }
   exclusive_scan_shared(base, p.tiles, 0, warp_totals);  // each bucket's start
-  const int* chunk_starts = p.chunk_tile + (int64_t)blockIdx.x * p.tiles;
-  for (int t = tid; t < p.tiles; t += threads) base[t] += chunk_starts[t];
+  for (int t = tid; t < p.tiles; t += threads) base[t] += p.chunk_tile[(int64_t)t * p.chunks + blockIdx.x];
   __syncthreads();
   const int64_t first_row = (int64_t)blockIdx.x * p.chunk_rows;
   const int rows = int(min(p.chunk_rows, p.rows - first_row));

@@ -236,8 +236,7 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
       unsigned(2 * 4 * l.tiles + (l.chunk_rows <= kRowSortStaged ? 8 * kRowSortStaged : 0));
   add_launch(kScatterRowCount, 0, p.index_bytes, 1, false, 1, kThreads, unsigned(l.chunks), 0,
              "row sums: count rows per tile of destinations");
-  add_launch(kScatterRowScan, 0, 0, 1, false, 1, kRowScanThreads, unsigned((l.tiles + kRowScanTiles - 1) / kRowScanTiles),
-             0, "row sums: bucket positions per tile");
+  add_launch(kScatterRowScan, 0, 0, 1, false, 1, kThreads, unsigned(l.tiles), 0, "row sums: bucket positions per tile");
   add_launch(kScatterRowPlace, 0, p.index_bytes, 1, false, 1, kThreads, unsigned(l.chunks), place_shared,
              "row sums: place rows into tile buckets");
   add_launch(kScatterRowTileSort, 0, 0, 1, false, 1, kThreads, unsigned(l.tiles), 0,

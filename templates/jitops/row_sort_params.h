@@ -10,9 +10,8 @@
 //   tile_sums[tiles]            valid rows per tile (scan); bucket starts are
 //                               their prefix sums, taken where needed
 //   total[1]                    valid rows in all (the last bucket's sort)
-//   chunk_tile[chunks * tiles]  rows of chunk c in tile t at [c * tiles + t]
-//                               (a chunk's counts one run), then (scan) their
-//                               first position in the bucket
+//   chunk_tile[tiles * chunks]  rows of chunk c in tile t at [t * chunks + c],
+//                               then (scan) their first position in the bucket
 //   bucketed[rows]              (row, destination) pairs in tile order (place)
 //   sorted[rows]                (row, destination) pairs in destination order
 //                               (both 8-byte aligned: the words before are even)
@@ -32,9 +31,6 @@ constexpr int kRowSortMaxChunks = 1024;  // count / place blocks, at most
 constexpr int kRowSortRun = 32;          // sorted rows per warp in the sums
 constexpr int kRowSortThreads = 256;     // threads per block of every pass
 constexpr int kRowSortStaged = 4096;     // rows of a bucket sorted in shared memory (32 KB)
-constexpr int kRowScanTiles = 32;        // tiles per scan block, a lane each
-constexpr int kRowScanThreads = 1024;    // threads per scan block: a warp per run of chunks
-static_assert(kRowSortMaxChunks % (kRowScanThreads / 32) == 0, "a scan warp's run of chunks fits its registers");
 
 struct RowSortParams {
   typedef int64_t Stride;  // add_pack's offsets
