@@ -128,15 +128,10 @@ __device__ __forceinline__ void row_scan(const RowSortParams& p) {
   if (threadIdx.x == 0) p.tile_sums[tile] = position;
 }
 
-// Where tile `tile`'s bucket starts: the rows of the tiles before it.
-__device__ __forceinline__ int bucket_start(const RowSortParams& p, int tile, int* warp_totals) {
-  int earlier = 0;
-  for (int t = threadIdx.x; t < tile; t += blockDim.x) earlier += p.tile_sums[t];
-  return block_sum(earlier, warp_totals);
-}
-
 // Pass 3, one block per chunk: each valid row into its tile's bucket, at the
-// chunk's positions there. A chunk of up to kRowSortStaged rows is first put
+// chunk's positions there. Every block folds the tile totals into bucket
+// starts (a scan in shared memory); block 0 also stores them, and the rows in
+// all, for the passes after. A chunk of up to kRowSortStaged rows is first put
 // in tile order in shared memory, so that a tile's rows go out as one run of
 // neighbouring stores; a larger chunk stores each row where it goes (a
 // transaction each). Dynamic shared memory: the chunk's first position in
@@ -149,12 +144,17 @@ __device__ __forceinline__ void row_place(const RowSortParams& p) {
   int2* staged = reinterpret_cast<int2*>(place_shared + 2 * p.tiles);
   const int tid = int(threadIdx.x), threads = int(blockDim.x);
   __shared__ int warp_totals[32];
-  for (int t = tid; t < p.tiles; t += threads) {
+  for (int t = tid; t < p.tiles; t += threads) {  // both loads of a tile in flight together
     base[t] = p.tile_sums[t];
+    local[t] = p.chunk_tile[(int64_t)t * p.chunks + blockIdx.x];
+  }
+  const int total = exclusive_scan_shared(base, p.tiles, 0, warp_totals);  // each bucket's start
+  if (blockIdx.x == 0 && tid == 0) *p.total = total;
+  for (int t = tid; t < p.tiles; t += threads) {
+    if (blockIdx.x == 0) p.tile_start[t] = base[t];
+    base[t] += local[t];
     local[t] = 0;
   }
-  exclusive_scan_shared(base, p.tiles, 0, warp_totals);  // each bucket's start
-  for (int t = tid; t < p.tiles; t += threads) base[t] += p.chunk_tile[(int64_t)t * p.chunks + blockIdx.x];
   __syncthreads();
   const int64_t first_row = (int64_t)blockIdx.x * p.chunk_rows;
   const int rows = int(min(p.chunk_rows, p.rows - first_row));
@@ -196,9 +196,8 @@ __device__ __forceinline__ void row_tile_sort(const RowSortParams& p) {
   __shared__ int warp_totals[32];
   __shared__ int2 staged[kRowSortStaged];
   const int tile = blockIdx.x, first_dest = tile << kRowSortTileShift;
-  const int begin = bucket_start(p, tile, warp_totals), rows = p.tile_sums[tile];
+  const int begin = p.tile_start[tile], rows = p.tile_sums[tile];
   const int threads = int(blockDim.x), tid = int(threadIdx.x);
-  if (tile == p.tiles - 1 && tid == 0) *p.total = begin + rows;
   for (int i = tid; i < kRowSortTile; i += threads) slot[i] = 0;
   __syncthreads();
   if (rows <= kRowSortBatch * threads) {

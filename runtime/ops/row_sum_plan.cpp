@@ -115,8 +115,8 @@ void set_row_sum_shape(int in_flight, int warps) {
 
 size_t RowSumLayout::scratch_words() const {
   if (private_copies) return 0;
-  // tile sums, total, chunk counts, one word to align the pairs, bucketed and sorted pairs
-  return size_t(tiles) + 1 + size_t(tiles) * size_t(chunks) + 1 + size_t(4 * rows);
+  // tile sums, total, tile starts, chunk counts, one word to align the pairs, bucketed and sorted pairs
+  return size_t(tiles) + 1 + size_t(tiles) + size_t(tiles) * size_t(chunks) + 1 + size_t(4 * rows);
 }
 
 bool row_sums_considered(const ScatterProblem& p) {
@@ -222,7 +222,8 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
   }
   params.tile_sums = scratch;
   params.total = params.tile_sums + l.tiles;
-  params.chunk_tile = params.total + 1;
+  params.tile_start = params.total + 1;
+  params.chunk_tile = params.tile_start + l.tiles;
   // The pairs start on an even word (8-byte aligned): pad the words before.
   int* after_counts = params.chunk_tile + int64_t(l.tiles) * l.chunks;
   params.bucketed = reinterpret_cast<int2*>(scratch + ((after_counts - scratch + 1) & ~int64_t(1)));

@@ -7,9 +7,10 @@
 // within each bucket. Blocks of the count and place passes each take a chunk
 // of chunk_rows consecutive rows.
 // Scratch, in 32-bit words (none needs zeroing: every pass stores plainly):
-//   tile_sums[tiles]            valid rows per tile (scan); bucket starts are
-//                               their prefix sums, taken where needed
-//   total[1]                    valid rows in all (the last bucket's sort)
+//   tile_sums[tiles]            valid rows per tile (scan)
+//   total[1]                    valid rows in all (place, block 0)
+//   tile_start[tiles]           first position of each tile's bucket (place,
+//                               block 0; every place block folds its own)
 //   chunk_tile[tiles * chunks]  rows of chunk c in tile t at [t * chunks + c],
 //                               then (scan) their first position in the bucket
 //   bucketed[rows]              (row, destination) pairs in tile order (place)
@@ -40,6 +41,7 @@ struct RowSortParams {
   IndexErrorSlot* error;
   int* tile_sums;
   int* total;
+  int* tile_start;
   int* chunk_tile;
   int2* bucketed;
   int2* sorted;
