@@ -169,8 +169,12 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
 #pragma unroll
   for (int k = 0; k < Unroll; ++k) {
     bad[k] = valid[k] && (uint64_t)(int64_t)raw[k] >= (uint64_t)p.axis_size;
+    // The source's offset comes from the position, not from the index, so it
+    // is loaded even where the index is bad: guarded by the index's range
+    // test, the load waited for the index's (two DRAM round trips in a row,
+    // most of a small index_add's time above the launch).
     if constexpr (Op != kScatterFill && Op != kScatterPrepare) {
-      if (valid[k] && !bad[k]) src[k] = load_pack<T, Vec>(static_cast<const T*>(p.src) + off[k][1]);
+      if (valid[k]) src[k] = load_pack<T, Vec>(static_cast<const T*>(p.src) + off[k][1]);
     }
   }
   // Heavy duplicates: units of this thread that land on the same element are
