@@ -23,22 +23,17 @@ std::string scatter_body(const KernelSpec& s) {
   const char* index_type = f[F::kIndexBytes] == 4 ? "int" : "long long";
   const std::string linear_args = element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
                                   (generic ? "true" : "false");
-  if (f[F::kOp] == kScatterRowPrivate) {
-    return "#include \"row_private.cuh\"\n\n"
-           "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
-           "jitops_kernel(const jitops::RowSortParams p) {\n  jitops::row_private<" + element + ", " + index_type +
-           ", " + std::to_string(f[F::kVec]) + ", " + (f[F::kAlpha] ? "true" : "false") + ", " +
-           std::to_string(f[F::kUnroll]) + ">(p);\n}\n";
-  }
-  if (f[F::kOp] >= kScatterRowCount) {
-    const std::string op = f[F::kOp] == kScatterRowCount  ? "row_count<" + std::string(index_type) + ">"
-                           : f[F::kOp] == kScatterRowScan ? std::string("row_scan")
+  if (f[F::kOp] >= kScatterRowCount) {  // the row sums' kernels (row_sort.cuh, row_private.cuh)
+    const std::string vec_alpha_unroll = std::to_string(f[F::kVec]) + ", " + (f[F::kAlpha] ? "true" : "false") + ", " +
+                                         std::to_string(f[F::kUnroll]) + ">";
+    const bool is_private = f[F::kOp] == kScatterRowPrivate;
+    const std::string op = is_private ? "row_private<" + element + ", " + index_type + ", " + vec_alpha_unroll
+                           : f[F::kOp] == kScatterRowCount    ? "row_count<" + std::string(index_type) + ">"
+                           : f[F::kOp] == kScatterRowScan     ? std::string("row_scan")
                            : f[F::kOp] == kScatterRowTileSort ? std::string("row_tile_sort")
-                           : f[F::kOp] == kScatterRowPlace
-                               ? "row_place<" + std::string(index_type) + ">"
-                               : "row_sum<" + element + ", " + std::to_string(f[F::kVec]) + ", " +
-                                     (f[F::kAlpha] ? "true" : "false") + ", " + std::to_string(f[F::kUnroll]) + ">";
-    return "#include \"row_sort.cuh\"\n\n"
+                           : f[F::kOp] == kScatterRowPlace    ? "row_place<" + std::string(index_type) + ">"
+                                                              : "row_sum<" + element + ", " + vec_alpha_unroll;
+    return std::string("#include \"") + (is_private ? "row_private.cuh" : "row_sort.cuh") + "\"\n\n"
            "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
            "jitops_kernel(const jitops::RowSortParams p) {\n  jitops::" + op + "(p);\n}\n";
   }

@@ -70,8 +70,7 @@ __device__ __forceinline__ void add_rows(const RowSortParams& p, A* copy, int64_
       for (int e = 0; e < Vec; ++e) run[e] = A(-0.0);
       run_dest = d;
     }
-#pragma unroll
-    for (int e = 0; e < Vec; ++e) run[e] += widen<A>(HasAlpha ? scale(v[u].v[e], p) : v[u].v[e]);
+    add_row_unit<HasAlpha>(p, v[u], run);
   }
   if (run_dest >= 0) add_into_copy<A, Vec>(copy + (run_dest * p.row_units + unit) * Vec, run);
 }

@@ -237,6 +237,13 @@ template <typename T, typename A> __device__ __forceinline__ T narrow(A v) { ret
 template <> __device__ __forceinline__ __half narrow<__half, float>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16, float>(float v) { return __float2bfloat16_rn(v); }
 
+// Adds one row's unit (times alpha where given) to a running sum.
+template <bool HasAlpha, typename T, int Vec, typename A>
+__device__ __forceinline__ void add_row_unit(const RowSortParams& p, const Pack<T, Vec>& v, A (&acc)[Vec]) {
+#pragma unroll
+  for (int e = 0; e < Vec; ++e) acc[e] += widen<A>(HasAlpha ? scale(v.v[e], p) : v.v[e]);
+}
+
 // Adds a destination's sum (one unit of Vec elements) to self by a vector
 // reduction (red.global: fire and forget). A read-add-write where the warp
 // holds all of a destination's rows would save the atomic, but its load
@@ -280,10 +287,7 @@ __device__ __forceinline__ void sum_sorted_rows(const RowSortParams& p, int2 pai
       for (int e = 0; e < Vec; ++e) acc[e] = A(0);
       cur = d;
     }
-    if (active) {
-#pragma unroll
-      for (int e = 0; e < Vec; ++e) acc[e] += widen<A>(HasAlpha ? scale(v[u].v[e], p) : v[u].v[e]);
-    }
+    if (active) add_row_unit<HasAlpha>(p, v[u], acc);
   }
 }
 
