@@ -49,6 +49,10 @@ def _info(args):
 
 
 def _bench(args):
+    if args.sweep:
+        from .bench.sweep import main as sweep_main
+
+        return sweep_main(args)
     from .bench.runner import main as bench_main
 
     return bench_main(args)
@@ -140,6 +144,10 @@ def main(argv=None):
     bench.add_argument("--tune-reps", type=int, default=20, help="timed runs per candidate when tuning")
     bench.add_argument("--no-checks", action="store_true",
                        help="skip timing the index cases with index checks off (the cost of the default checks)")
+    bench.add_argument("--sweep", action="store_true",
+                       help="random realistic cases of every op family instead of the fixed ones (see --seed, --cases)")
+    bench.add_argument("--seed", type=int, default=0, help="--sweep: the seed the cases are drawn from")
+    bench.add_argument("--cases", type=int, default=10, help="--sweep: cases drawn per op family")
     bench.set_defaults(fn=_bench)
 
     warm = sub.add_parser("warmup", help="compile the specializations users will hit into the cache; needs no GPU")

@@ -1,0 +1,296 @@
+"""python -m jitops bench --sweep: the drawn cases of sweep_cases.py, each checked
+against PyTorch and then timed beside it (the bench's timing: CUDA events, L2
+flushed before each run, median), with a summary per op family.
+
+A case measured below 0.97x PyTorch is timed twice more and counts at the
+median of its three ratios (BENCHMARKS.md's noise rule). Cases PyTorch itself
+refuses (a dtype it lacks on CUDA) are listed as skipped, not counted.
+"""
+
+import math
+import statistics
+
+from .layouts import build_torch, build_virtual
+from .progress import Progress
+from .sweep_cases import FAMILIES, Ref, SweepCase, draw_cases
+from .timing import Timer
+
+NOISE_BAND = 0.97
+_KERNELS = {}
+
+
+def _kernel(spec):
+    """The jitops.ElementwiseKernel of a ("kernel", in, out, operation, name) spec, made once."""
+    if spec not in _KERNELS:
+        import jitops
+
+        _KERNELS[spec] = jitops.ElementwiseKernel(*spec[1:])
+    return _KERNELS[spec]
+
+
+def jitops_callable(case: SweepCase):
+    import jitops
+
+    return _kernel(case.op) if isinstance(case.op, tuple) else getattr(jitops, case.op)
+
+
+def call_args(case, values):
+    return [values[a] if isinstance(a, Ref) else a for a in case.args], dict(case.kwargs)
+
+
+def explain_case(case, arch="sm_90"):
+    """The kernels jitops would launch for `case`, planned for `arch` with no GPU (VirtualArray operands)."""
+    import jitops
+
+    args, kwargs = call_args(case, build_virtual(case.operands))
+    if isinstance(case.op, tuple):
+        return _kernel(case.op).explain(*args, arch=arch, **kwargs)
+    return jitops.explain(case.op, *args, arch=arch, **kwargs)
+
+
+# ---------------------------------------------------------------------------- correctness
+
+
+def _float64_reference(torch, case, built):
+    """PyTorch's result computed in float64 from the same inputs (the accumulate check's yardstick)."""
+    values = {}
+    for name, spec in case.operands.items():
+        v = built.values[name]
+        if name == case.inplace:
+            v = built.fresh(name, spec)
+        if torch.is_tensor(v) and v.is_floating_point():
+            v = v.double()
+        values[name] = v
+    return case.reference(torch, values)
+
+
+def _relative_error(torch, got, ref):
+    scale = ref.abs().max().item() if ref.numel() else 0.0
+    return (got.double() - ref).abs().max().item() / max(scale, 1e-30) if ref.numel() else 0.0
+
+
+def check(torch, case, built, ours, theirs):
+    """(correct, detail): jitops' result against PyTorch's."""
+    if tuple(ours.shape) != tuple(theirs.shape):
+        return False, f"shape {tuple(ours.shape)} != PyTorch's {tuple(theirs.shape)}"
+    if ours.dtype != theirs.dtype:
+        return False, f"dtype {ours.dtype} != PyTorch's {theirs.dtype}"
+    if case.compare == "exact":
+        if ours.is_floating_point() or ours.is_complex():
+            same = torch.equal(ours.contiguous().view(-1).view(torch.uint8), theirs.contiguous().view(-1).view(torch.uint8)) \
+                or torch.equal(ours, theirs)
+        else:
+            same = torch.equal(ours, theirs)
+        return bool(same), "" if same else "values differ"
+    if case.compare == "close":
+        tol = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float32: 1e-6, torch.float64: 1e-12}[ours.dtype]
+        same = torch.allclose(ours.double(), theirs.double(), rtol=tol, atol=tol)
+        return bool(same), "" if same else "values differ beyond rounding"
+    ref = _float64_reference(torch, case, built)
+    eps = torch.finfo(ours.dtype).eps
+    ours_err, theirs_err = _relative_error(torch, ours, ref), _relative_error(torch, theirs, ref)
+    ok = ours_err <= 2 * theirs_err + 8 * eps
+    return ok, f"error {ours_err:.2e} vs PyTorch's {theirs_err:.2e} (against float64)"
+
+
+# ---------------------------------------------------------------------------- one case
+
+
+def _runners(torch, case, built):
+    """(ours, theirs) zero-argument calls on their own copies of the operands (in-place ops modify theirs)."""
+    fn = jitops_callable(case)
+    ours_values, theirs_values = dict(built.values), dict(built.values)
+    if case.inplace:
+        spec = case.operands[case.inplace]
+        ours_values[case.inplace] = built.fresh(case.inplace, spec)
+        theirs_values[case.inplace] = built.fresh(case.inplace, spec)
+    args, kwargs = call_args(case, ours_values)
+    return (lambda: fn(*args, **kwargs)), (lambda: case.reference(torch, theirs_values))
+
+
+def run_case(torch, timer, case, seed, reps, tune=False):
+    row = {"family": case.family, "case": case.name, "min_bytes": case.min_bytes}
+    built = build_torch(torch, case.operands, timer.device, seed)
+    ours, theirs = _runners(torch, case, built)
+    try:
+        expected = theirs()
+    except (RuntimeError, NotImplementedError, TypeError) as exc:  # PyTorch lacks this dtype or layout on CUDA
+        row["skipped"] = f"PyTorch: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+        return row
+    try:
+        got = ours()
+        torch.cuda.synchronize(timer.device)
+    except Exception as exc:  # noqa: BLE001 - recorded as a failure of the case, the sweep goes on
+        row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        row["correct"] = False
+        return row
+    row["correct"], row["detail"] = check(torch, case, built, got, expected)
+    if case.family == "upsample_nearest2d" and case.operands["x"].layout == "channels_last":
+        same_layout = got.is_contiguous(memory_format=torch.channels_last) == expected.is_contiguous(
+            memory_format=torch.channels_last)
+        row["correct"] = row["correct"] and same_layout
+        if not same_layout:
+            row["detail"] = "result layout differs from PyTorch's (channels_last)"
+    del got, expected
+    ours, theirs = _runners(torch, case, built)
+    ratios, times = [], []
+    for attempt in range(3):
+        j = timer.median_us(ours, reps=reps)
+        t = timer.median_us(theirs, reps=reps)
+        ratios.append(t / j)
+        times.append((j, t))
+        if attempt == 0 and ratios[0] >= NOISE_BAND:
+            break
+    k = sorted(range(len(ratios)), key=lambda i: ratios[i])[len(ratios) // 2]
+    row["jitops_us"], row["torch_us"] = times[k]
+    row["speedup"] = ratios[k]
+    row["timings"] = len(ratios)
+    row["floor_us"] = case.min_bytes / timer.bandwidth * 1e6
+    if row["floor_us"] >= 10:
+        row["copy_us"] = timer.copy_us(case.min_bytes / 2, reps=reps)
+        row["copy_share"] = row["copy_us"] / row["jitops_us"]
+    if tune:
+        import jitops
+
+        args, kwargs = call_args(case, dict(built.values, **({case.inplace: built.fresh(case.inplace,
+                                                                                         case.operands[case.inplace])}
+                                                            if case.inplace else {})))
+        result = jitops.tune(jitops_callable(case), *args, **kwargs)
+        row["tuned_us"] = timer.median_us(ours, reps=reps)
+        row["tune_gain"] = result.default_us / result.best_us if result.best_us else None
+    return row
+
+
+# ---------------------------------------------------------------------------- summary
+
+
+def summarize(rows):
+    """Per family: cases timed, geomean speedup, worst case, share at >= 0.97x, failures and skips."""
+    summary = {}
+    for family in FAMILIES:
+        mine = [r for r in rows if r["family"] == family]
+        if not mine:
+            continue
+        timed = [r for r in mine if "speedup" in r]
+        failed = [r for r in mine if not r.get("correct", True)]
+        entry = {"cases": len(timed), "failed": len(failed), "skipped": sum(1 for r in mine if "skipped" in r)}
+        if timed:
+            entry["geomean"] = math.exp(statistics.fmean(math.log(r["speedup"]) for r in timed))
+            worst = min(timed, key=lambda r: r["speedup"])
+            entry["worst"] = {"case": worst["case"], "speedup": worst["speedup"], "jitops_us": worst["jitops_us"],
+                              "torch_us": worst["torch_us"]}
+            entry["at_least_0.97"] = sum(1 for r in timed if r["speedup"] >= NOISE_BAND) / len(timed)
+            shares = [r["copy_share"] for r in timed if "copy_share" in r]
+            if shares:
+                entry["copy_share_min"] = min(shares)
+        summary[family] = entry
+    timed = [r for r in rows if "speedup" in r]
+    if timed:
+        summary["all"] = {"cases": len(timed),
+                          "geomean": math.exp(statistics.fmean(math.log(r["speedup"]) for r in timed)),
+                          "below_0.97": sum(1 for r in timed if r["speedup"] < NOISE_BAND),
+                          "failed": sum(1 for r in rows if not r.get("correct", True)),
+                          "worst": min(r["speedup"] for r in timed)}
+    return summary
+
+
+def summary_lines(summary, seed):
+    lines = [f"sweep seed {seed}:",
+             f"{'family':30s} {'cases':>5s} {'geomean':>8s} {'>=0.97x':>8s} {'failed':>6s}  worst"]
+    for family, e in summary.items():
+        if family == "all":
+            continue
+        if "geomean" not in e:
+            lines.append(f"{family:30s} {e['cases']:5d} {'-':>8s} {'-':>8s} {e['failed']:6d}")
+            continue
+        w = e["worst"]
+        lines.append(f"{family:30s} {e['cases']:5d} {e['geomean']:7.2f}x {100 * e['at_least_0.97']:7.0f}% "
+                     f"{e['failed']:6d}  {w['speedup']:.2f}x {w['case']} ({w['jitops_us']:.1f} vs {w['torch_us']:.1f} us)")
+    if "all" in summary:
+        a = summary["all"]
+        lines.append(f"all: {a['cases']} cases, geomean {a['geomean']:.2f}x, {a['below_0.97']} below 0.97x, "
+                     f"{a['failed']} failed, worst {a['worst']:.2f}x")
+    return lines
+
+
+def markdown(report):
+    """The sweep's summary and its slowest cases as Markdown, for benchmarks/RESULTS.md."""
+    lines = [f"Sweep, seed {report['seed']}, {report['per_family']} cases a family: {report['gpu']}, PyTorch "
+             f"{report['torch']}, {report['date']}, copy {report['copy_bandwidth_Bps'] / 1e12:.2f} TB/s.", "",
+             "| family | cases | geomean | at >= 0.97x | failed | worst case | worst |", "|---|---:|---:|---:|---:|---|---:|"]
+    for family, e in report["summary"].items():
+        if family == "all" or "geomean" not in e:
+            continue
+        lines.append(f"| {family} | {e['cases']} | {e['geomean']:.2f}x | {100 * e['at_least_0.97']:.0f}% | "
+                     f"{e['failed']} | {e['worst']['case']} | {e['worst']['speedup']:.2f}x |")
+    a = report["summary"].get("all")
+    if a:
+        lines.append(f"| all | {a['cases']} | {a['geomean']:.2f}x | {a['cases'] - a['below_0.97']} of {a['cases']} | "
+                     f"{a['failed']} | | {a['worst']:.2f}x |")
+    slow = sorted((r for r in report["cases"] if "speedup" in r), key=lambda r: r["speedup"])[:10]
+    if slow:
+        lines += ["", "Slowest cases against PyTorch:", "", "| case | jitops us | PyTorch us | speedup | % of copy |",
+                  "|---|---:|---:|---:|---:|"]
+        for r in slow:
+            share = f"{100 * r['copy_share']:.0f}%" if "copy_share" in r else "-"
+            lines.append(f"| {r['case']} | {r['jitops_us']:.1f} | {r['torch_us']:.1f} | {r['speedup']:.2f}x | {share} |")
+    return "\n".join(lines) + "\n"
+
+
+def run_sweep(torch, device, args):
+    """Draws, checks and times the sweep; returns the report (JSON-ready)."""
+    import datetime
+
+    timer = Timer(torch, device)
+    timer.bandwidth = timer.copy_bandwidth()
+    cases = draw_cases(args.seed, args.cases, args.filter)
+    rows = []
+    print(f"sweep seed {args.seed}: {len(cases)} cases; copy {timer.bandwidth / 1e12:.2f} TB/s")
+    with Progress(len(cases), f"sweep {args.seed}") as progress:
+        for i, case in enumerate(cases):
+            row = run_case(torch, timer, case, seed=hash((args.seed, i)) & 0x7FFFFFFF, reps=args.reps, tune=args.tune)
+            rows.append(row)
+            if "speedup" in row:
+                mark = "" if row["correct"] else "  WRONG " + row.get("detail", "")
+                progress.write(f"{row['speedup']:6.2f}x {row['jitops_us']:9.1f} {row['torch_us']:9.1f}  "
+                               f"{row['case']}{mark}")
+            else:
+                progress.write(f"{'ERROR' if 'error' in row else 'skip':>7s} {row.get('error') or row.get('skipped')}  "
+                               f"{row['case']}")
+            progress.update()
+            if i % 16 == 15:
+                torch.cuda.empty_cache()
+    summary = summarize(rows)
+    for line in summary_lines(summary, args.seed):
+        print(line)
+    return {"seed": args.seed, "per_family": args.cases, "gpu": torch.cuda.get_device_name(device),
+            "torch": torch.__version__, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "copy_bandwidth_Bps": timer.bandwidth, "summary": summary, "cases": rows}
+
+
+def main(args):
+    """The --sweep entry of python -m jitops bench: 0 when every case ran and matched PyTorch."""
+    import json
+    import sys
+
+    import jitops
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if not jitops.is_available() or torch is None or not torch.cuda.is_available():
+        print("no CUDA GPU (or no PyTorch with CUDA) here: the sweep needs both", file=sys.stderr)
+        return 1
+    device = torch.device("cuda", torch.cuda.current_device())
+    report = run_sweep(torch, device, args)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=2)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(report))
+    failed = report["summary"].get("all", {}).get("failed", 0)
+    if failed:
+        print(f"{failed} sweep cases failed (wrong result or error)", file=sys.stderr)
+    return 2 if failed else 0

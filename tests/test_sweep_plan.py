@@ -1,0 +1,92 @@
+"""The sweep's case generator, with no GPU: it draws every family with the
+variety the sweep promises, the same cases for the same seed, and jitops
+plans and explains every case it draws for sm_90."""
+
+import pytest
+
+from jitops.bench.layouts import dense
+from jitops.bench.sweep import explain_case, markdown, summarize, summary_lines
+from jitops.bench.sweep_cases import FAMILIES, REDUCTIONS, draw_cases
+
+
+def _texts(cases):
+    return " | ".join(c.name for c in cases)
+
+
+def test_every_family_drawn_and_seeds_repeat():
+    cases = draw_cases(5, 4)
+    assert {c.family for c in cases} == set(FAMILIES)
+    assert all(sum(1 for c in cases if c.family == f) == 4 for f in FAMILIES)
+    assert _texts(cases) == _texts(draw_cases(5, 4))
+    assert _texts(cases) != _texts(draw_cases(6, 4))
+    assert [c.name for c in draw_cases(5, 4, "histc")] == [c.name for c in cases if c.family == "histc"]
+
+
+def test_the_draws_cover_layouts_dtypes_indices_and_scales():
+    cases = draw_cases(1, 10) + draw_cases(2, 10)
+    text = _texts(cases)
+    for layout in ("transposed", "sliced", "channels_last", "expanded"):
+        assert f" {layout}" in text, layout
+    for dtype in ("bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+                  "complex64", "complex128"):
+        assert f"{dtype}(" in text, dtype
+    for kind in ("random", "sorted", "repeated", "unique"):
+        assert f" {kind}" in text, kind
+    assert "idx int32" in text and "idx int64" in text
+    for scale in ("x2", "x3", "x1.5", "x0.5", "size="):
+        assert f" {scale}" in text, scale
+    for reduce in REDUCTIONS:
+        assert f"scatter_reduce_ {reduce} " in text, reduce
+    for shape in ("expanded rows", "full index", "one column", "narrow rows"):
+        assert shape in text, shape
+    assert "auto range" in text and "range(-3,3)" in text
+    elementwise = [c for c in cases if c.family == "elementwise"]
+    assert any(not hasattr(c.operands["y"], "shape") for c in elementwise)  # a Python number
+    assert any(hasattr(c.operands["y"], "shape") and c.operands["y"].dtype != c.operands["x"].dtype
+               for c in elementwise)  # mixed dtypes
+    ndims = {len(spec.shape) for c in cases for spec in c.operands.values() if hasattr(spec, "shape")}
+    assert {1, 2, 3, 4, 5} <= ndims
+    sizes = [spec.numel for c in cases for spec in c.operands.values() if hasattr(spec, "layout")]
+    assert min(sizes) < 1 << 12 and max(sizes) > 1 << 24 and max(sizes) <= 1 << 27
+
+
+def test_layouts_describe_real_views():
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    sliced = dense((4, 5, 6), "float32", "sliced", rng)
+    assert sliced.storage > sliced.numel and sliced.layout == "sliced"
+    last = dense((2, 3, 4, 5), "float16", "channels_last", rng)
+    assert last.strides == (60, 1, 15, 3)
+    t = dense((7, 9), "int8", "transposed", rng)
+    assert t.strides == (1, 7)
+    e = dense((6, 5, 4), "float32", "expanded", rng)
+    assert 0 in e.strides and e.storage < e.numel
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_jitops_plans_every_drawn_case_for_sm90(seed):
+    for case in draw_cases(seed, 3):
+        reports = explain_case(case, arch="sm_90")
+        assert reports, case.name
+        for r in reports:
+            assert r["arch"] == "sm_90" and r["grid"][0] >= 1 and r["block"][0] >= 1, case.name
+            assert ".target sm_90" in r["ptx"] and r["registers"] > 0, case.name
+
+
+def test_summary_counts_the_noise_band_and_failures():
+    rows = [{"family": "take", "case": "a", "speedup": 2.0, "jitops_us": 5.0, "torch_us": 10.0, "correct": True},
+            {"family": "take", "case": "b", "speedup": 0.5, "jitops_us": 20.0, "torch_us": 10.0, "correct": True,
+             "copy_share": 0.4},
+            {"family": "take", "case": "c", "error": "boom", "correct": False},
+            {"family": "histc", "case": "d", "skipped": "PyTorch: no"}]
+    s = summarize(rows)
+    assert s["take"]["cases"] == 2 and s["take"]["failed"] == 1 and s["take"]["geomean"] == pytest.approx(1.0)
+    assert s["take"]["worst"]["case"] == "b" and s["take"]["at_least_0.97"] == 0.5
+    assert s["histc"] == {"cases": 0, "failed": 0, "skipped": 1}
+    assert s["all"]["below_0.97"] == 1 and s["all"]["failed"] == 1
+    text = "\n".join(summary_lines(s, 7))
+    assert "take" in text and "0.50x b" in text
+    md = markdown({"seed": 7, "per_family": 2, "gpu": "G", "torch": "t", "date": "d", "copy_bandwidth_Bps": 3e12,
+                   "summary": s, "cases": rows})
+    assert "| take | 2 | 1.00x | 50% | 1 | b | 0.50x |" in md and "| b | 20.0 | 10.0 | 0.50x | 40% |" in md
