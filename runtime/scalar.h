@@ -9,6 +9,7 @@ namespace jitops {
 
 struct Scalar {
   bool integral = false;  // true: `i` holds the value exactly
+  bool boolean = false;   // a Python bool (integral too): promotion ranks it below integers
   double f = 0.0;
   int64_t i = 0;
 };

@@ -41,7 +41,9 @@ def test_number_operand_is_a_scalar_in_the_compute_type(fresh_cache):
     assert k["spec"]["scalars"] == 0b10
     assert "typedef float C;" in k["source"]  # 16-bit floats compute in float
     (k,) = explain("div", V([1000], "int32"), V([1000], "int32"))
-    assert "typedef float Z;" in k["source"]  # integer division gives float32, as torch.div
+    assert "typedef double Z;" in k["source"]  # integer division gives numpy's float64 outside PyTorch
+    (k,) = explain("div", V([1000], "int32"), V([1000], "int32"), _promotion="torch")
+    assert "typedef float Z;" in k["source"]  # and PyTorch's float32 for its tensors
 
 
 def test_elementwise_kernel_specializes_per_resolved_type(fresh_cache):

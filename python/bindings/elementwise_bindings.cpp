@@ -14,6 +14,7 @@
 #include "python/bindings/scalar_arg.h"
 #include "runtime/arg_error.h"
 #include "runtime/ops/elementwise_plan.h"
+#include "runtime/promotion.h"
 
 namespace py = pybind11;
 
@@ -76,15 +77,16 @@ std::vector<int64_t> result_shape(const CallArrays& call, const Operands& o, int
 
 // Runs operation `operation` with resolved operand dtypes; returns the outputs
 // (one object, or a tuple when there are several).
-void resolve_builtin(const CallArrays& call, const Operands& o, int operation, DType* dtypes);
+void resolve_builtin(const CallArrays& call, const Operands& o, int operation, PromotionRules rules, DType* dtypes);
 
 // Built-ins (operation < kFirstUserOperation) resolve `dtypes` here, from the arrays.
 py::object run_elementwise(int operation, PyObject* const* objects, const char* const* names, int inputs, int outputs,
-                           DType* dtypes, bool load_outputs, py::handle stream, int explain_arch) {
+                           DType* dtypes, bool load_outputs, py::handle stream, int explain_arch,
+                           PromotionRules rules = PromotionRules::NumPy) {
   Operands o = split_operands(objects, names, inputs, outputs);
   CallArrays call(o.args.data(), o.args.size(), stream);
   enter_call(call);
-  if (operation < kFirstUserOperation) resolve_builtin(call, o, operation, dtypes);
+  if (operation < kFirstUserOperation) resolve_builtin(call, o, operation, rules, dtypes);
   ElementwiseProblem p;
   p.operation = operation;
   p.inputs = inputs;
@@ -133,40 +135,61 @@ py::object run_elementwise(int operation, PyObject* const* objects, const char* 
   return std::move(all);
 }
 
-// A built-in's dtypes, as PyTorch resolves them: the arrays' dtype (both
-// arrays must agree), float32 for an integer array with a float number or
-// for a division of integers. A number takes the compute type (float32 for
-// 16-bit floats, as PyTorch's opmath does).
-void resolve_builtin(const CallArrays& call, const Operands& o, int operation, DType* dtypes) {
+// A built-in's dtypes: the result type by PyTorch's promotion rules when a
+// PyTorch tensor takes part (or the host path says its caller passed them),
+// NumPy's otherwise; true division of integers gives the default float. Arrays
+// are read as they are and converted in the kernel; a number takes the compute
+// type (float32 for 16-bit floats, as PyTorch's opmath does).
+void resolve_builtin(const CallArrays& call, const Operands& o, int operation, PromotionRules rules, DType* dtypes) {
   const bool x_number = o.slot[0] < 0, y_number = o.slot[1] < 0;
   if (x_number && y_number) throw type_error("x: expected an array for x or y (got two numbers)");
-  const DType array_dtype = call[size_t(o.slot[x_number ? 1 : 0])].dtype;
-  if (!x_number && !y_number && call[size_t(o.slot[1])].dtype != array_dtype)
-    throw type_error(std::string("y: expected dtype ") + dtype_info(array_dtype).name + " like x (got " +
-                     dtype_info(call[size_t(o.slot[1])].dtype).name + "); convert one of them first");
-  if (!is_integer(array_dtype) && !is_floating(array_dtype))
-    throw type_error(std::string(x_number ? "y" : "x") + ": expected an integer or floating dtype (got " +
-                     dtype_info(array_dtype).name + ")");
-  const bool float_number = (x_number && !o.number[0].integral) || (y_number && !o.number[1].integral);
-  DType result = array_dtype;
-  if (is_integer(array_dtype) && (operation == kEwDiv || float_number)) result = DType::Float32;
+  PromotionInput in[2];
+  for (int k = 0; k < 2; ++k) {
+    if (o.slot[k] < 0) {
+      in[k].number = true;
+      in[k].dtype = o.number[k].boolean ? DType::Bool : o.number[k].integral ? DType::Int64 : DType::Float64;
+      continue;
+    }
+    const TensorDesc& t = call[size_t(o.slot[k])];
+    if (call.kind(size_t(o.slot[k])) == ArrayKind::Torch) rules = PromotionRules::Torch;
+    if (!is_integer(t.dtype) && !is_floating(t.dtype) && t.dtype != DType::Bool)
+      throw type_error(std::string(k == 0 ? "x" : "y") + ": expected an integer, floating or bool dtype (got " +
+                       dtype_info(t.dtype).name + ")");
+    in[k].dtype = t.dtype;
+    in[k].zero_dim = t.ndim == 0;
+  }
+  DType result = promote_inputs(in, 2, rules);
+  if (operation == kEwDiv) result = true_division_type(result, rules);
+  if (result == DType::Bool)
+    throw type_error(std::string("x: expected an integer or floating dtype (got bool") +
+                     (x_number || y_number ? "" : " and bool") + "); convert one of them first");
   const DType compute = result == DType::Float16 || result == DType::BFloat16 ? DType::Float32 : result;
-  dtypes[0] = x_number ? compute : array_dtype;
-  dtypes[1] = y_number ? compute : array_dtype;
+  dtypes[0] = x_number ? compute : in[0].dtype;
+  dtypes[1] = y_number ? compute : in[1].dtype;
   dtypes[2] = result;
+}
+
+PromotionRules rules_arg(PyObject* p) {
+  if (!p) return PromotionRules::NumPy;
+  const std::string name = py::str(p).cast<std::string>();
+  if (name == "torch") return PromotionRules::Torch;
+  if (name == "numpy") return PromotionRules::NumPy;
+  throw value_error("_promotion: expected 'torch' or 'numpy' (got '" + name + "')");
 }
 
 py::object run_builtin(int operation, PyObject* const* a) {
   static const char* const kNames[] = {"x", "y", "out"};
   PyObject* objects[3] = {a[0], a[1], a[2]};
   DType dtypes[3] = {};
-  return run_elementwise(operation, objects, kNames, 2, 1, dtypes, false, or_none(a[3]), explain_arg(a[4]));
+  return run_elementwise(operation, objects, kNames, 2, 1, dtypes, false, or_none(a[3]), explain_arg(a[4]),
+                         rules_arg(a[5]));
 }
 
-const char* const kBinaryNames[] = {"x", "y", "out", "stream", "_explain"};
+// _promotion: the host path's word on whose rules the caller expects ('torch' for CPU tensors).
+const char* const kBinaryNames[] = {"x", "y", "out", "stream", "_explain", "_promotion"};
 
 #define JITOPS_BINARY(op_name, code)                                                          \
-  const FastSignature k_##op_name##_sig{#op_name, kBinaryNames, 5, 3, 2};                     \
+  const FastSignature k_##op_name##_sig{#op_name, kBinaryNames, 6, 3, 2};                     \
   py::object op_name##_body(PyObject* const* a) { return run_builtin(code, a); }
 
 JITOPS_BINARY(add, kEwAdd)
@@ -178,10 +201,11 @@ JITOPS_BINARY(minimum, kEwMinimum)
 
 #define JITOPS_BINARY_DOC(name, what)                                                                \
   name "(x, y, out=None, *, stream=None)\n--\n\n" what "\n\n"                                        \
-  "``x`` and ``y`` are arrays of one dtype that broadcast together (numpy rules), or one\n"          \
-  "of them is a Python number. Integer arrays with a float number give float32, as in\n"             \
-  "PyTorch. float16 and bfloat16 compute in float32 and round once. ``out=`` may be one of\n"        \
-  "the inputs (the same view) to work in place."
+  "``x`` and ``y`` are arrays that broadcast together (numpy rules), or one of them is\n"           \
+  "a Python number. Mixed dtypes promote as PyTorch does when a PyTorch tensor takes part\n"         \
+  "(``torch.result_type``), as NumPy does otherwise (``numpy.result_type``, NEP 50): a number\n"    \
+  "is weak in both. float16 and bfloat16 compute in float32 and round once. ``out=`` may\n"          \
+  "be one of the inputs (the same view) to work in place."
 
 PyMethodDef kDefs[] = {
     {"add", JITOPS_FAST(k_add_sig, add_body), METH_FASTCALL | METH_KEYWORDS,
@@ -191,8 +215,8 @@ PyMethodDef kDefs[] = {
     {"mul", JITOPS_FAST(k_mul_sig, mul_body), METH_FASTCALL | METH_KEYWORDS,
      JITOPS_BINARY_DOC("mul", "``x * y`` elementwise, like ``torch.mul`` and ``numpy.multiply``.")},
     {"div", JITOPS_FAST(k_div_sig, div_body), METH_FASTCALL | METH_KEYWORDS,
-     JITOPS_BINARY_DOC("div", "``x / y`` elementwise (true division), like ``torch.div``; integer arrays give "
-                              "float32.")},
+     JITOPS_BINARY_DOC("div", "``x / y`` elementwise (true division), like ``torch.div``; integers give the "
+                              "default float (float32 by PyTorch's rules, float64 by NumPy's).")},
     {"maximum", JITOPS_FAST(k_maximum_sig, maximum_body), METH_FASTCALL | METH_KEYWORDS,
      JITOPS_BINARY_DOC("maximum", "The larger of ``x`` and ``y``, NaN if either is NaN, like ``torch.maximum``.")},
     {"minimum", JITOPS_FAST(k_minimum_sig, minimum_body), METH_FASTCALL | METH_KEYWORDS,
@@ -210,6 +234,28 @@ DType dtype_arg(const std::string& name, const std::string& what) {
 
 void bind_elementwise_ops(py::module_& m) {
   for (PyMethodDef& def : kDefs) add_fastcall(m, &def);
+  m.def(
+      "result_dtype",
+      [](const std::string& x, const std::string& y, const std::string& rules, bool division, bool zero_dim_y) {
+        // Each side a dtype name, or "number:int" / "number:float" / "number:bool" for a Python number.
+        PromotionInput in[2];
+        const std::string sides[2] = {x, y};
+        for (int k = 0; k < 2; ++k) {
+          const std::string& v = sides[k];
+          in[k].number = v.rfind("number:", 0) == 0;
+          in[k].dtype = v == "number:int"     ? DType::Int64
+                        : v == "number:float" ? DType::Float64
+                        : v == "number:bool"  ? DType::Bool
+                                              : dtype_arg(v, k ? "y" : "x");
+        }
+        in[1].zero_dim = zero_dim_y;
+        const PromotionRules r = rules_arg(py::str(rules).ptr());
+        DType d = promote_inputs(in, 2, r);
+        if (division) d = true_division_type(d, r);
+        return std::string(dtype_info(d).name);
+      },
+      py::arg("x"), py::arg("y"), py::arg("rules"), py::arg("division") = false, py::arg("zero_dim_y") = false,
+      "The result dtype of a built-in elementwise op (tests compare it with PyTorch and NumPy).");
   m.def(
       "register_elementwise",
       [](const std::string& name, const std::vector<std::string>& param_names,

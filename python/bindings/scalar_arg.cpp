@@ -11,7 +11,7 @@ namespace jitops {
 Scalar scalar_arg(PyObject* v, const char* name) {
   Scalar s;
   if (PyBool_Check(v)) {
-    s.integral = true;
+    s.integral = s.boolean = true;
     s.i = v == Py_True;
     return s;
   }

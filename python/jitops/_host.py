@@ -173,6 +173,8 @@ def run_op(name, *args, **kwargs):
         if out_pos != 0:  # out= of a new result (in-place ops write their own self)
             _check_out_apart(name, host_out, what, {names[i]: v for i, v in originals.items() if i != out_pos})
     extra = {} if explain is None else {"_explain": explain}
+    if name in _SAME_VIEW_OK and any(_torch_module(v) for v in originals.values()):
+        extra["_promotion"] = "torch"  # CPU tensors promote by PyTorch's rules, as CUDA ones do
     result = fn(*bound.args, **bound.kwargs, **extra)
     if explain is not None:
         return result

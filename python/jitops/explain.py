@@ -54,6 +54,7 @@ def explain(op, *args, arch=None, **kwargs):
     if name not in OPS:
         raise ValueError(f"op: expected one of {sorted(OPS)} (got {op!r})")
     fn, array_positions, index_positions, _ = OPS[name]
+    private = {k: kwargs.pop(k) for k in list(kwargs) if k.startswith("_")}  # e.g. _promotion, passed through
     bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
     arch_value = _config.parse_arch(arch) if arch is not None else _config.default_arch()
@@ -62,5 +63,5 @@ def explain(op, *args, arch=None, **kwargs):
         value = bound.arguments[names[i]]
         if value is not None and _host._is_host(value):
             bound.arguments[names[i]] = _virtual(value, names[i], i in index_positions)
-    reports = fn(*bound.args, **bound.kwargs, _explain=arch_value if arch_value is not None else 0)
+    reports = fn(*bound.args, **bound.kwargs, **private, _explain=arch_value if arch_value is not None else 0)
     return [KernelReport(r) for r in reports]

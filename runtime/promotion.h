@@ -1,0 +1,33 @@
+// The result dtype of an arithmetic op over mixed inputs, by PyTorch's rules
+// for PyTorch callers and by NumPy's (NEP 50) for everyone else.
+//
+// Both treat a Python number as weak: it takes the type of the arrays when it
+// is of their category (bool < integer < floating) and promotes them only
+// when it is of a higher one (to float32 in PyTorch, float64 in NumPy).
+// PyTorch also lets arrays with dimensions win over 0-d ones of the same
+// category; NumPy 2 treats 0-d arrays like any other.
+#pragma once
+#include "runtime/dtype.h"
+
+namespace jitops {
+
+enum class PromotionRules : uint8_t { Torch, NumPy };
+
+struct PromotionInput {
+  DType dtype = DType::Float32;  // a number: Bool, Int64 or Float64 after its Python type
+  bool number = false;
+  bool zero_dim = false;
+};
+
+// The type both arrays promote to (torch.promote_types / numpy.promote_types);
+// TypeError where PyTorch refuses (its uint16/32/64 with other types).
+DType promote_pair(DType a, DType b, PromotionRules rules);
+
+// The result type of an arithmetic op over `count` inputs (at least one an array).
+DType promote_inputs(const PromotionInput* inputs, int count, PromotionRules rules);
+
+// True division's result: the promoted type, or the default float where that is
+// an integer or bool (float32 in PyTorch, float64 in NumPy).
+DType true_division_type(DType promoted, PromotionRules rules);
+
+}  // namespace jitops
