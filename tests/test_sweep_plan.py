@@ -90,3 +90,31 @@ def test_summary_counts_the_noise_band_and_failures():
     md = markdown({"seed": 7, "per_family": 2, "gpu": "G", "torch": "t", "date": "d", "copy_bandwidth_Bps": 3e12,
                    "summary": s, "cases": rows})
     assert "| take | 2 | 1.00x | 50% | 1 | b | 0.50x |" in md and "| b | 20.0 | 10.0 | 0.50x | 40% |" in md
+
+
+def test_pytorch_references_run_for_small_cases_on_the_cpu():
+    """Each family's PyTorch side (operands, reference, int64 indices where PyTorch wants them, the check) runs;
+    PyTorch may refuse a dtype on the CPU, never with anything but RuntimeError/NotImplementedError."""
+    torch = pytest.importorskip("torch")
+    from jitops.bench import sweep
+    from jitops.bench.layouts import build_torch
+
+    ran = set()
+    for i, case in enumerate(draw_cases(21, 6)):
+        if sum(getattr(s, "storage", 0) or 0 for s in case.operands.values()) > 1 << 20:
+            continue
+        built = build_torch(torch, case.operands, "cpu", i)
+        _, theirs = sweep._runners(torch, case, built)
+        try:
+            try:
+                result = theirs()
+            except (RuntimeError, IndexError) as exc:
+                if not sweep._refuses_int32(exc):
+                    raise
+                _, theirs = sweep._runners(torch, case, built, long_indices=True)
+                result = theirs()
+        except (RuntimeError, NotImplementedError):
+            continue
+        assert sweep.check(torch, case, built, result, result)[0], case.name
+        ran.add(case.family)
+    assert len(ran) >= 10

@@ -10,7 +10,7 @@ refuses (a dtype it lacks on CUDA) are listed as skipped, not counted.
 import math
 import statistics
 
-from .layouts import build_torch, build_virtual
+from .layouts import Index, build_torch, build_virtual
 from .progress import Progress
 from .sweep_cases import FAMILIES, Ref, SweepCase, draw_cases
 from .timing import Timer
@@ -60,6 +60,8 @@ def _float64_reference(torch, case, built):
             v = built.fresh(name, spec)
         if torch.is_tensor(v) and v.is_floating_point():
             v = v.double()
+        if isinstance(spec, Index):
+            v = v.long()  # PyTorch's scatter ops take no int32 indices
         values[name] = v
     return case.reference(torch, values)
 
@@ -96,26 +98,49 @@ def check(torch, case, built, ours, theirs):
 # ---------------------------------------------------------------------------- one case
 
 
-def _runners(torch, case, built):
-    """(ours, theirs) zero-argument calls on their own copies of the operands (in-place ops modify theirs)."""
+def _runners(torch, case, built, long_indices=False):
+    """(ours, theirs) zero-argument calls on their own copies of the operands (in-place ops modify theirs).
+    `long_indices`: PyTorch is given int64 copies of int32 indices, made here, outside its timed calls (most
+    of its indexing ops refuse int32; a PyTorch user converts once)."""
     fn = jitops_callable(case)
     ours_values, theirs_values = dict(built.values), dict(built.values)
     if case.inplace:
         spec = case.operands[case.inplace]
         ours_values[case.inplace] = built.fresh(case.inplace, spec)
         theirs_values[case.inplace] = built.fresh(case.inplace, spec)
+    if long_indices:
+        for name, spec in case.operands.items():
+            if isinstance(spec, Index):
+                theirs_values[name] = theirs_values[name].long()
     args, kwargs = call_args(case, ours_values)
     return (lambda: fn(*args, **kwargs)), (lambda: case.reference(torch, theirs_values))
+
+
+def _refuses_int32(exc):
+    return any(k in str(exc) for k in ("Long", "long tensor", "int64", "Int64"))
 
 
 def run_case(torch, timer, case, seed, reps, tune=False):
     row = {"family": case.family, "case": case.name, "min_bytes": case.min_bytes}
     built = build_torch(torch, case.operands, timer.device, seed)
     ours, theirs = _runners(torch, case, built)
+    long_indices = False
     try:
-        expected = theirs()
-    except (RuntimeError, NotImplementedError, TypeError) as exc:  # PyTorch lacks this dtype or layout on CUDA
+        try:
+            expected = theirs()
+        except (RuntimeError, IndexError) as exc:
+            if not _refuses_int32(exc):
+                raise
+            long_indices = True
+            ours, theirs = _runners(torch, case, built, long_indices)
+            expected = theirs()
+            row["torch_index"] = "int64 (PyTorch refuses int32 here; converted outside its timing)"
+    except (RuntimeError, NotImplementedError) as exc:  # PyTorch lacks this dtype or layout on CUDA
         row["skipped"] = f"PyTorch: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+        return row
+    except Exception as exc:  # noqa: BLE001 - a fault of the case itself: a failure, the sweep goes on
+        row["error"] = f"reference: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        row["correct"] = False
         return row
     try:
         got = ours()
@@ -132,7 +157,7 @@ def run_case(torch, timer, case, seed, reps, tune=False):
         if not same_layout:
             row["detail"] = "result layout differs from PyTorch's (channels_last)"
     del got, expected
-    ours, theirs = _runners(torch, case, built)
+    ours, theirs = _runners(torch, case, built, long_indices)
     ratios, times = [], []
     for attempt in range(3):
         j = timer.median_us(ours, reps=reps)

@@ -164,13 +164,13 @@ def draw_take(rng):
         reads = _gathered_reads(n, x.itemsize, x.distinct_bytes)
 
         def reference(torch, v):
-            return torch.take(v["x"], v["index"])
+            return torch.take(v["x"], v["indices"])
     else:
         run = x.contiguous_run(axis)
         reads = _gathered_reads(rest * n // max(run, 1), run * x.itemsize, x.distinct_bytes)
 
         def reference(torch, v):
-            picked = torch.index_select(v["x"], axis, v["index"].reshape(-1))
+            picked = torch.index_select(v["x"], axis, v["indices"].reshape(-1))
             return picked.reshape(shape[:axis] + idx_shape + shape[axis + 1:])
     min_bytes = rest * n * x.itemsize + n * idx.itemsize + reads
     where = "flat" if axis is None else f"axis{axis}"
