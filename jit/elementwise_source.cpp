@@ -1,5 +1,6 @@
 #include "jit/elementwise_source.h"
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -9,8 +10,9 @@
 namespace jitops {
 namespace {
 
-const char* const kFieldNames[KernelSpec::kFields] = {"operation", "inputs",  "outputs", "pack",  "dims",   "threads",
-                                                      "scalars",   "dtypes",  "load_outputs", nullptr, nullptr, nullptr};
+const char* const kFieldNames[KernelSpec::kFields] = {"operation", "inputs", "outputs",      "pack",    "dims",
+                                                      "threads",   "scalars", "dtypes",       "load_outputs", "offset",
+                                                      "uniform",   nullptr};
 
 std::mutex g_mutex;
 std::vector<ElementwiseOperation> g_operations;
@@ -63,6 +65,7 @@ std::string elementwise_body(const KernelSpec& s) {
   std::vector<const char*> types(operands);
   for (int k = 0; k < operands; ++k) types[k] = required_cuda_type_name(operand_dtype(s, k), "elementwise");
   auto scalar = [&](int k) { return (f[F::kScalarMask] >> k) & 1; };
+  auto uniform = [&](int k) { return (f[F::kUniformMask] >> k) & 1; };
 
   std::string src = "#include \"elementwise.cuh\"\n\n";
   if (op_id < kFirstUserOperation) {
@@ -89,17 +92,20 @@ std::string elementwise_body(const KernelSpec& s) {
   }
   src += "\n" + signature + ";\n\n";
 
-  const std::string params = "jitops::ElementwiseParams<" + std::to_string(dims) + ">";
+  const std::string params =
+      "jitops::ElementwiseParams<" + std::to_string(dims) + ", " + std::to_string(f[F::kOffsetBits]) + ">";
   src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
          "jitops_kernel(const " + params + " p) {\n";
   for (int k = 0; k < operands; ++k)
     if (scalar(k)) src += "  const " + std::string(types[k]) + " s" + std::to_string(k) + " = jitops::scalar_operand<" +
                           types[k] + ">(p.scalar[" + std::to_string(k) + "]);\n";
-  // One element (or pack lane) from named values v0..vN.
+  auto name = [](const char* prefix, int k) { return prefix + std::to_string(k); };
+  // Operand k in one element (or pack lane): a scalar s<k>, a value u<k> that
+  // is the same along the packed dim, or lane `lane` of v<k>.
   auto call = [&](const std::string& lane) {
     std::string c = "jitops_operation(";
     for (int k = 0; k < operands; ++k) {
-      c += scalar(k) ? "s" + std::to_string(k) : "v" + std::to_string(k) + lane;
+      c += scalar(k) ? name("s", k) : uniform(k) ? name("u", k) : name("v", k) + lane;
       c += k + 1 < operands ? ", " : ");";
     }
     return c;
@@ -107,53 +113,53 @@ std::string elementwise_body(const KernelSpec& s) {
   auto ptr = [&](int k) {
     return std::string("static_cast<") + (k < inputs ? "const " : "") + types[k] + "*>(p.data[" + std::to_string(k) + "])";
   };
-  auto element_step = [&](const std::string& offset_of) {  // offset_of: "i" or "o%d"
+  auto pack_ptr = [&](int k, const std::string& at) {
+    return std::string("reinterpret_cast<") + (k < inputs ? "const " : "") + pack_type(types[k], pack) + "*>(" +
+           ptr(k) + " + " + at + ")";
+  };
+  // One item at offsets off(k): single elements (packed: false) or packs of `pack`.
+  auto item = [&](const std::function<std::string(int)>& off, bool packed, const std::string& indent) {
     std::string b;
     for (int k = 0; k < operands; ++k) {
-      if (scalar(k)) continue;
-      std::string off = offset_of == "i" ? "i" : "o" + std::to_string(k);
-      const std::string v = "v" + std::to_string(k);
+      if (scalar(k) || (uniform(k) && dims == 0)) continue;  // dense uniform operands are read once, before the loop
+      const std::string t = packed && !uniform(k) ? pack_type(types[k], pack) : std::string(types[k]);
+      const std::string v = uniform(k) ? name("u", k) : name("v", k);
+      const std::string from = packed && !uniform(k) ? "*" + pack_ptr(k, off(k)) : ptr(k) + "[" + off(k) + "]";
       if (k < inputs || load_outputs)
-        b += "    " + std::string(k < inputs ? "const " : "") + types[k] + " " + v + " = " + ptr(k) + "[" + off + "];\n";
+        b += indent + (k < inputs ? "const " : "") + t + " " + v + " = " + from + ";\n";
       else
-        b += "    " + std::string(types[k]) + " " + v + "{};\n";
+        b += indent + t + " " + v + "{};\n";
     }
-    b += "    " + call("") + "\n";
-    for (int k = inputs; k < operands; ++k) {
-      std::string off = offset_of == "i" ? "i" : "o" + std::to_string(k);
-      b += "    " + ptr(k) + "[" + off + "] = v" + std::to_string(k) + ";\n";
-    }
+    if (packed)
+      b += indent + "#pragma unroll\n" + indent + "for (int l = 0; l < " + std::to_string(pack) + "; ++l) " + call(".v[l]") +
+           "\n";
+    else
+      b += indent + call("") + "\n";
+    for (int k = inputs; k < operands; ++k)
+      b += indent + (packed ? "*" + pack_ptr(k, off(k)) : ptr(k) + "[" + off(k) + "]") + " = " + name("v", k) + ";\n";
     return b;
   };
   if (dims == 0) {
-    src += "  const int64_t packs = p.n / " + std::to_string(pack) + ";\n"
-           "  for (int64_t q = jitops::global_thread(); q < packs; q += jitops::grid_threads()) {\n";
-    for (int k = 0; k < operands; ++k) {
-      if (scalar(k)) continue;
-      const std::string pt = pack_type(types[k], pack), v = "v" + std::to_string(k);
-      const std::string pp = std::string("reinterpret_cast<") + (k < inputs ? "const " : "") + pt + "*>(p.data[" +
-                             std::to_string(k) + "])";
-      if (k < inputs || load_outputs)
-        src += "    " + std::string(k < inputs ? "const " : "") + pt + " " + v + " = " + pp + "[q];\n";
-      else
-        src += "    " + pt + " " + v + "{};\n";
-    }
-    src += "#pragma unroll\n    for (int l = 0; l < " + std::to_string(pack) + "; ++l) " + call(".v[l]") + "\n";
-    for (int k = inputs; k < operands; ++k)
-      src += "    reinterpret_cast<" + pack_type(types[k], pack) + "*>(p.data[" + std::to_string(k) + "])[q] = v" +
-             std::to_string(k) + ";\n";
-    src += "  }\n";
+    for (int k = 0; k < inputs; ++k)
+      if (uniform(k) && !scalar(k))
+        src += "  const " + std::string(types[k]) + " " + name("u", k) + " = " + ptr(k) + "[0];\n";
+    const std::string p_ = std::to_string(pack);
+    src += "  const int64_t packs = p.n / " + p_ + ";\n"
+           "  for (int64_t q = jitops::global_thread(); q < packs; q += jitops::grid_threads()) {\n" +
+           item([&](int) { return "q * " + p_; }, pack > 1, "    ") + "  }\n";
     if (pack > 1) {
       src += "  // The tail, fewer than one pack, in the same launch.\n"
-             "  const int64_t i = packs * " + std::to_string(pack) + " + jitops::global_thread();\n"
-             "  if (i < p.n) {\n" + element_step("i") + "  }\n";
+             "  const int64_t i = packs * " + p_ + " + jitops::global_thread();\n"
+             "  if (i < p.n) {\n" + item([](int) { return std::string("i"); }, false, "    ") + "  }\n";
     }
   } else {
-    src += "  for (int64_t i = jitops::global_thread(); i < p.n; i += jitops::grid_threads()) {\n"
-           "    const jitops::Coords<" + std::to_string(dims) + "> c(p, i);\n";
-    for (int k = 0; k < operands; ++k)
-      if (!scalar(k)) src += "    const int64_t o" + std::to_string(k) + " = c.offset(p, " + std::to_string(k) + ");\n";
-    src += element_step("o") + "  }\n";
+    const std::string bits = std::to_string(f[F::kOffsetBits]);
+    src += "  typedef jitops::OffsetTypes<" + bits + ">::Linear L;\n"
+           "  typedef jitops::OffsetTypes<" + bits + ">::Stride S;\n"
+           "  for (L q = L(blockIdx.x) * blockDim.x + threadIdx.x; q < p.n; q += L(gridDim.x) * blockDim.x) {\n"
+           "    S o[" + std::to_string(operands) + "];\n"
+           "    jitops::operand_offsets(p, q, o);\n" +
+           item([&](int k) { return "o[" + std::to_string(k) + "]"; }, pack > 1, "    ") + "  }\n";
   }
   src += "}\n\n" + signature + " {\n#line 1 \"" + op.name + "\"\n" + op.operation + ";\n}\n";
   return src;

@@ -14,12 +14,14 @@ struct ElementwiseSpecFields {
     kOperation = 0,  // ElementwiseBuiltin, or a registered user operation
     kInputs,         // inputs come first among the operands
     kOutputs,
-    kPack,           // elements per pack in the dense layout (1, 2, 4, 8, 16)
+    kPack,           // elements per pack (1, 2, 4, 8, 16): dense, or along a strided layout's dense inner dim
     kDims,           // 0: dense; 1..3: strided with that many dims; 16: generic strided
     kMaxThreads,
     kScalarMask,     // bit k: operand k is a scalar
     kDTypes,         // 4 bits per operand: its DType
     kLoadOutputs,    // 1: outputs start as the caller's out= values (user operations)
+    kOffsetBits,     // strided layouts: 32 (FastDivmod) or 64-bit offsets
+    kUniformMask,    // bit k: array operand k is the same along the packed dim (stride 0), read once per item
   };
 };
 

@@ -9,7 +9,7 @@ namespace jitops {
 namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"kind", "element", "vec", "offset", "unroll", "threads",
-                                                      nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+                                                      "nchw", "src_packed", nullptr, nullptr, nullptr, nullptr};
 
 std::string upsample_body(const KernelSpec& s) {
   using F = UpsampleSpecFields;
@@ -17,7 +17,8 @@ std::string upsample_body(const KernelSpec& s) {
   const std::string bits = std::to_string(f[F::kOffsetBits]), unroll = std::to_string(f[F::kUnroll]);
   const std::string vec = std::to_string(f[F::kVec]);
   std::string call;
-  const bool forward = f[F::kKind] == kUpsampleForward || f[F::kKind] == kUpsampleForward2x;
+  const bool forward =
+      f[F::kKind] == kUpsampleForward || f[F::kKind] == kUpsampleForward2x || f[F::kKind] == kUpsampleRowsForward;
   std::string element;
   if (forward) {
     element = "jitops::UnitOf<" + std::to_string(f[F::kElement]) + ">::type";
@@ -33,11 +34,21 @@ std::string upsample_body(const KernelSpec& s) {
     case kUpsampleBackward2x:
       call = "jitops::upsample_backward_2x<" + element + ", " + vec + ", " + bits + ", " + unroll + ">(p);";
       break;
+    case kUpsampleRowsForward:
+      call = "jitops::upsample_rows_forward<" + element + ", " + vec + ", " + unroll + ", " + bits + ", " +
+             (f[F::kSrcPacked] ? "true" : "false") + ">(p);";
+      break;
+    case kUpsampleRowsBackward:
+      call = "jitops::upsample_rows_backward<" + element + ", typename jitops::AccumulateOf<" + element + ">::type, " +
+             vec + ", " + unroll + ", " + bits + ">(p);";
+      break;
     default: throw std::logic_error("upsample: unknown kind " + std::to_string(f[F::kKind]));
   }
+  const bool rows = f[F::kKind] == kUpsampleRowsForward || f[F::kKind] == kUpsampleRowsBackward;
+  const std::string params = rows ? "UpsampleRowParams" : "UpsampleParams";
   return "#include \"upsample.cuh\"\n\n"
          "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
-         "jitops_kernel(const jitops::UpsampleParams<" + bits + "> p) {\n  " + call + "\n}\n";
+         "jitops_kernel(const jitops::" + params + "<" + bits + "> p) {\n  " + call + "\n}\n";
 }
 
 }  // namespace

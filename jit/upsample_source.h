@@ -4,16 +4,25 @@
 
 namespace jitops {
 
-enum UpsampleKind : int { kUpsampleForward = 0, kUpsampleForward2x, kUpsampleBackward, kUpsampleBackward2x };
+enum UpsampleKind : int {
+  kUpsampleForward = 0,
+  kUpsampleForward2x,
+  kUpsampleBackward,
+  kUpsampleBackward2x,
+  kUpsampleRowsForward,   // dense NCHW or channels-last result, any scale (templates/upsample_rows.cuh)
+  kUpsampleRowsBackward,  // dense NCHW or channels-last input gradient, any scale
+};
 
 struct UpsampleSpecFields {
   enum : int {
     kKind = 0,     // UpsampleKind
     kElement,      // forward: bytes per element (it only moves bits); backward: the DType (it sums)
-    kVec,          // 2x kernels: elements per item
+    kVec,          // 2x and row kernels: elements per item
     kOffsetBits,   // 32 (FastDivmod) or 64
-    kUnroll,       // items in flight per thread
+    kUnroll,       // items in flight per thread (row kernels: groups of vec a thread holds in a row)
     kMaxThreads,
+    kNchwRows,     // row kernels: rows of W (NCHW) rather than of W x C (channels-last)
+    kSrcPacked,    // forward row kernels: the source's inner dim is dense and aligned, read in packs
   };
 };
 

@@ -52,28 +52,25 @@ namespace jitops {
 __device__ __forceinline__ int64_t global_thread() { return int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ int64_t grid_threads() { return int64_t(gridDim.x) * blockDim.x; }
 
-// Coordinates of linear element `i` over the collapsed sizes (innermost last).
-template <int Dims>
-struct Coords {
-  int64_t c[Dims];
-  __device__ __forceinline__ Coords(const ElementwiseParams<Dims>& p, int64_t i) {
+// The element offset of every operand at item `i` of a strided layout: its
+// coordinates over the collapsed sizes (innermost last), one divide by an
+// invariant divisor per dim.
+template <int Dims, int Bits, int Operands>
+__device__ __forceinline__ void operand_offsets(const ElementwiseParams<Dims, Bits>& p,
+                                                typename OffsetTypes<Bits>::Linear i,
+                                                typename OffsetTypes<Bits>::Stride (&o)[Operands]) {
+  typedef typename OffsetTypes<Bits>::Linear L;
+  typedef typename OffsetTypes<Bits>::Stride S;
 #pragma unroll
-    for (int d = Dims - 1; d >= 0; --d) {
-      if (d >= p.ndim) {
-        c[d] = 0;
-        continue;
-      }
-      c[d] = i % p.sizes[d];
-      i /= p.sizes[d];
-    }
-  }
-  __device__ __forceinline__ int64_t offset(const ElementwiseParams<Dims>& p, int operand) const {
-    int64_t o = 0;
+  for (int k = 0; k < Operands; ++k) o[k] = 0;
 #pragma unroll
-    for (int d = 0; d < Dims; ++d)
-      if (d < p.ndim) o += c[d] * p.strides[operand][d];
-    return o;
+  for (int d = Dims - 1; d >= 0; --d) {
+    if (d >= p.ndim) continue;
+    L c = i;  // the outermost dim takes what is left
+    if (d > 0) i = p.sizes[d].divmod(i, c);
+#pragma unroll
+    for (int k = 0; k < Operands; ++k) o[k] += S(c) * p.strides[k][d];
   }
-};
+}
 
 }  // namespace jitops

@@ -20,6 +20,12 @@ template <> struct AccumulateOf<__half> { typedef float type; };
 template <> struct AccumulateOf<__nv_bfloat16> { typedef float type; };
 template <> struct AccumulateOf<unsigned char> { typedef unsigned int type; };
 
+}  // namespace jitops
+
+#include "upsample_rows.cuh"
+
+namespace jitops {
+
 template <int Bits>
 __device__ __forceinline__ void unravel4(const UpsampleParams<Bits>& p, typename UpsampleParams<Bits>::Linear i,
                                          int64_t c[4]) {

@@ -27,13 +27,38 @@ def test_dense_operands_move_in_16_byte_packs(fresh_cache, dtype, pack):
     assert k["grid"][0] == min((1 << 20) // pack // 256, 132 * 8 * 32)
 
 
-def test_broadcast_and_transposed_operands_take_the_strided_layout(fresh_cache):
+def fields(k):
+    return {name: k["spec"][name] for name in ("pack", "dims", "offset", "uniform")}
+
+
+def test_layouts_pick_dense_packed_or_strided_plans(fresh_cache):
+    # a bias over rows: strided, packs along the dense inner dim, 32-bit offsets
     (k,) = explain("add", V([64, 128], "float32"), V([128], "float32"))
-    assert k["spec"]["dims"] == 2 and k["regime"] == "strided"
-    t = V([128, 64], "float32").transposed() if hasattr(V, "transposed") else None
-    if t is not None:
-        (k,) = explain("add", t, t)
-        assert k["spec"]["dims"] == 2
+    assert k["regime"] == "strided, packed along the inner dim"
+    assert fields(k) == {"pack": 4, "dims": 2, "offset": 32, "uniform": 0}
+    # one value per row: y is read once per pack (uniform along the inner dim)
+    (k,) = explain("mul", V([4096, 4096], "float32"), V([4096, 1], "float32"))
+    assert fields(k) == {"pack": 4, "dims": 2, "offset": 32, "uniform": 0b10}
+    # one element for everything: dense, y read once per thread
+    (k,) = explain("div", V([1 << 20], "bfloat16"), V([1], "bfloat16"))
+    assert k["regime"] == "dense, packed" and fields(k)["uniform"] == 0b10 and fields(k)["pack"] == 8
+    assert "const __nv_bfloat16 u1 = " in k["source"]
+    # operands transposed alike, or channels-last alike, are walked in memory order: dense
+    t = V([4096, 2048], "float32", [1, 4096])
+    (k,) = explain("add", t, t)
+    assert k["regime"] == "dense, packed" and fields(k)["dims"] == 0
+    cl = V([8, 32, 16, 16], "float16", [8192, 1, 512, 32])
+    (k,) = explain("add", cl, cl)
+    assert k["regime"] == "dense, packed"
+    (k,) = explain("add", cl, V([32, 1, 1], "float16"))  # channels-last plus a per-channel bias
+    assert fields(k) == {"pack": 8, "dims": 2, "offset": 32, "uniform": 0}
+    # layouts that disagree: element by element, offsets by FastDivmod
+    (k,) = explain("sub", V([300, 301], "float32"), V([300, 301], "float32", [1, 300]))
+    assert fields(k) == {"pack": 1, "dims": 2, "offset": 32, "uniform": 0}
+    assert "jitops::operand_offsets(p, q, o);" in k["source"]
+    # offsets past 2^31 elements: 64-bit
+    (k,) = explain("add", V([1 << 16, 1 << 16], "int8"), V([1 << 16, 1 << 16], "int8", [1, 1 << 16]))
+    assert fields(k)["offset"] == 64
 
 
 def test_number_operand_is_a_scalar_in_the_compute_type(fresh_cache):

@@ -152,3 +152,37 @@ def test_bad_calls_leave_the_next_call_working():
         jitops.upsample_nearest2d_backward(x, (2, 3, 4, 4), scale_factor=2)
     got = jitops.upsample_nearest2d(x, scale_factor=2)
     assert torch.equal(got, F.interpolate(x, scale_factor=2, mode="nearest"))
+
+
+ROW_SHAPES = {  # (shape, layout, kwargs): each a different row-kernel plan (pack width, columns a thread, layout)
+    "odd_wide_rows": ((2, 5, 37, 201), "nchw", dict(size=(81, 403))),
+    "uint8_x3_packs_of_16": ((2, 4, 16, 32), "nchw", dict(scale_factor=3)),
+    "rgb_channels_last": ((2, 3, 50, 48), "channels_last", dict(scale_factor=1.5)),
+    "wide_channels_last": ((2, 64, 9, 10), "channels_last", dict(scale_factor=3)),
+    "channels_last_down": ((2, 16, 40, 30), "channels_last", dict(scale_factor=0.5)),
+    "sliced_to_odd": ((3, 7, 21, 23), "sliced", dict(size=(50, 47))),
+}
+
+
+@pytest.mark.parametrize("case", list(ROW_SHAPES))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_row_kernels_forward_and_backward(dtype, case):
+    shape, layout, kwargs = ROW_SHAPES[case]
+    x = make_input(dtype, layout, shape=shape, seed=zlib.crc32(f"rows{dtype}{case}".encode()))
+    expected = F.interpolate(x, mode="nearest", **kwargs)
+    out = poisoned_like(torch, expected.shape, expected.dtype, DEVICE)
+    if layout == "channels_last":  # poisoned bytes, channels-last strides
+        out = out.contiguous(memory_format=torch.channels_last)
+    got = jitops.upsample_nearest2d(x, **kwargs)
+    assert_same_bits(to_numpy(torch, got), to_numpy(torch, expected))
+    assert got.is_contiguous(memory_format=torch.channels_last) == (layout == "channels_last")
+    assert jitops.upsample_nearest2d(x, out=out, **kwargs) is out
+    assert_same_bits(to_numpy(torch, out), to_numpy(torch, expected))
+    if dtype == "uint8":
+        return
+    grad = make_input(dtype, layout, shape=tuple(expected.shape), seed=zlib.crc32(f"rowsg{dtype}{case}".encode()))
+    xr = x.detach().clone().requires_grad_(True)
+    F.interpolate(xr, mode="nearest", **kwargs).backward(grad)
+    factor = kwargs.get("scale_factor")
+    got_grad = jitops.upsample_nearest2d_backward(grad, tuple(x.shape), scale_factor=factor)
+    assert_same_bits(to_numpy(torch, got_grad), to_numpy(torch, xr.grad))

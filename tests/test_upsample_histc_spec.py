@@ -23,11 +23,21 @@ def test_exact_2x_uses_packed_pairs(fresh_cache, dtype, vec):
     assert "upsample_backward_2x" in k["source"]
 
 
-def test_other_scales_use_the_generic_kernels(fresh_cache):
+def test_other_scales_walk_rows_of_the_dense_result(fresh_cache):
     (k,) = explain("upsample_nearest2d", V([2, 3, 8, 8], "float32"), scale_factor=1.5)
-    assert k["spec"]["kind"] == 0 and k["regime"] == "generic gather"
+    assert k["spec"]["kind"] == 4 and k["spec"]["nchw"] == 1 and k["spec"]["vec"] == 4  # rows of 12
+    (k,) = explain("upsample_nearest2d", V([4, 32, 110, 187], "float32"), size=(81, 403))
+    assert k["spec"]["vec"] == 1 and k["spec"]["unroll"] == 4 and k["block"][0] == 32  # odd rows: 4 columns a thread
+    # channels-last: rows of W x C, read in packs when the channels are dense
+    (k,) = explain("upsample_nearest2d", V([2, 64, 10, 12], "float16", [7680, 1, 768, 64]), scale_factor=3)
+    assert k["spec"]["kind"] == 4 and k["spec"]["nchw"] == 0 and k["spec"]["src_packed"] == 1
+    assert k["regime"].startswith("rows of W x C")
     (k,) = explain("upsample_nearest2d_backward", V([2, 3, 12, 12], "float32"), (2, 3, 8, 8), scale_factor=1.5)
-    assert k["spec"]["kind"] == 2 and "deterministic" in k["regime"]
+    assert k["spec"]["kind"] == 5 and k["local_bytes"] == 0
+    # a result that is neither dense NCHW nor channels-last: the element-by-element kernel
+    out = V([2, 3, 12, 12], "float32", [1000, 300, 24, 2])
+    (k,) = explain("upsample_nearest2d", V([2, 3, 8, 8], "float32"), scale_factor=1.5, out=out)
+    assert k["spec"]["kind"] == 0 and k["regime"] == "generic gather"
 
 
 def test_upsample_argument_errors():

@@ -217,7 +217,9 @@ CallArrays::~CallArrays() {
 py::object CallArrays::allocate(size_t slot, size_t like, const std::vector<int64_t>& shape, DType dtype,
                                 const std::vector<int>& memory_order) {
   const Entry& l = entries_[like];
-  const bool reorder = !memory_order.empty() && (l.kind == ArrayKind::Torch || l.kind == ArrayKind::CuPy);
+  // Virtual arrays (explain) are laid out as the PyTorch or CuPy result they stand for would be.
+  const bool reorder = !memory_order.empty() &&
+                       (l.kind == ArrayKind::Torch || l.kind == ArrayKind::CuPy || l.kind == ArrayKind::Virtual);
   if (reorder) {
     // Allocate in physical order, then view it in logical order.
     std::vector<int64_t> physical;
@@ -229,7 +231,7 @@ py::object CallArrays::allocate(size_t slot, size_t like, const std::vector<int6
     allocate(slot, like, physical, dtype);
     Entry& e = entries_[slot];
     py::tuple axes = py::cast(position);
-    e.object = e.object.attr(l.kind == ArrayKind::Torch ? "permute" : "transpose")(*axes);
+    if (l.kind != ArrayKind::Virtual) e.object = e.object.attr(l.kind == ArrayKind::Torch ? "permute" : "transpose")(*axes);
     int64_t physical_strides[kMaxTensorDims];
     std::copy(e.desc.strides, e.desc.strides + e.desc.ndim, physical_strides);
     for (size_t d = 0; d < shape.size(); ++d) {

@@ -112,15 +112,25 @@ py::object run_elementwise(int operation, PyObject* const* objects, const char* 
       break;
     }
   std::vector<py::object> results;
+  std::vector<int> order;  // new outputs follow the inputs' layout
+  bool ordered = false;
   for (int k = inputs; k < inputs + outputs; ++k) {
     p.dtypes[k] = dtypes[k];
     const size_t slot = size_t(o.slot[k]);
     if (call.present(slot)) {
       call.check_out(slot, shape, dtypes[k], true);
       results.push_back(py::reinterpret_borrow<py::object>(objects[k]));
-    } else {
-      results.push_back(call.allocate(slot, like, shape, dtypes[k]));
+      continue;
     }
+    if (!ordered) {
+      const TensorDesc* arrays[kMaxElementwiseOperands];
+      int count = 0;
+      for (int i = 0; i < inputs; ++i)
+        if (o.slot[i] >= 0) arrays[count++] = &call[size_t(o.slot[i])];
+      order = inputs_memory_order(arrays, count, int(shape.size()), shape.data());
+      ordered = true;
+    }
+    results.push_back(call.allocate(slot, like, shape, dtypes[k], order));
   }
   for (int k = 0; k < inputs + outputs; ++k)
     if (o.slot[k] >= 0) p.arrays[k] = &call[size_t(o.slot[k])];

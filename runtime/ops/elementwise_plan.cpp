@@ -47,6 +47,55 @@ int pack_for(const ElementwiseProblem& p, int operands, int max_pack_bytes) {
 
 }  // namespace
 
+namespace {
+
+// PyTorch's TensorIterator::reorder_dimensions: dims sorted innermost first by
+// an insertion sort where the first operand (in `priority` order) with both
+// strides non-zero decides; returns the dims outermost first.
+template <size_t N>
+std::vector<int> memory_order(const int64_t (*strides)[N], const int* priority, int count, int ndim,
+                              const int64_t* shape) {
+  auto should_swap = [&](int d0, int d1) {
+    for (int i = 0; i < count; ++i) {
+      const int64_t s0 = strides[priority[i]][d0], s1 = strides[priority[i]][d1];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 != s1) return s0 > s1 ? 1 : -1;
+      if (shape[d0] != shape[d1]) return shape[d0] > shape[d1] ? 1 : -1;
+    }
+    return 0;
+  };
+  std::vector<int> perm(static_cast<size_t>(ndim));
+  for (int i = 0; i < ndim; ++i) perm[size_t(i)] = ndim - 1 - i;
+  for (int i = 1; i < ndim; ++i) {
+    int d1 = i;
+    for (int d0 = i - 1; d0 >= 0; --d0) {
+      const int c = should_swap(perm[size_t(d0)], perm[size_t(d1)]);
+      if (c > 0) {
+        std::swap(perm[size_t(d0)], perm[size_t(d1)]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  return std::vector<int>(perm.rbegin(), perm.rend());
+}
+
+}  // namespace
+
+std::vector<int> inputs_memory_order(const TensorDesc* const* inputs, int count, int ndim, const int64_t* shape) {
+  int64_t strides[kMaxElementwiseOperands][kMaxTensorDims];
+  int priority[kMaxElementwiseOperands];
+  for (int k = 0; k < count; ++k) {
+    broadcast_strides(*inputs[k], ndim, strides[k]);
+    priority[k] = k;
+  }
+  std::vector<int> order = memory_order(strides, priority, count, ndim, shape);
+  for (int i = 0; i < ndim; ++i)
+    if (order[size_t(i)] != i) return order;
+  return {};  // C order: nothing to reorder
+}
+
 void broadcast_into(const TensorDesc& a, const char* name, int& ndim, int64_t* shape) {
   const int n = std::max(ndim, a.ndim);
   int64_t merged[kMaxTensorDims];
@@ -61,6 +110,62 @@ void broadcast_into(const TensorDesc& a, const char* name, int& ndim, int64_t* s
   ndim = n;
   std::copy(merged, merged + n, shape);
 }
+
+namespace {
+
+// The widest pack (at most `limit`) along the strided layout's inner dim:
+// every array operand's inner stride is 1 or 0, the inner size divides into
+// packs, and every dense operand's pack starts aligned (outer strides and
+// pointer multiples of the pack).
+int strided_pack(const ElementwiseProblem& p, const IterationSpace& s, int operands, int limit) {
+  const int inner = s.ndim - 1;
+  for (int k = 0; k < operands; ++k)
+    if (!p.scalar[k] && s.strides[k][inner] != 0 && s.strides[k][inner] != 1) return 1;
+  int pack = limit;
+  while (pack > 1) {
+    bool ok = s.sizes[inner] % pack == 0;
+    for (int k = 0; k < operands && ok; ++k) {
+      if (p.scalar[k] || s.strides[k][inner] == 0) continue;
+      ok = reinterpret_cast<uintptr_t>(p.arrays[k]->data) % (uintptr_t(pack) * dtype_info(p.dtypes[k]).bytes()) == 0;
+      for (int d = 0; d < inner && ok; ++d) ok = s.strides[k][d] % pack == 0;
+    }
+    if (ok) break;
+    pack /= 2;
+  }
+  return pack;
+}
+
+template <int Dims, int Bits>
+void fill_strided(const ElementwiseProblem& p, const IterationSpace& s, int operands, int pack, int64_t items,
+                  LaunchPlan& plan) {
+  typedef typename OffsetTypes<Bits>::Linear L;
+  typedef typename OffsetTypes<Bits>::Stride S;
+  typedef typename OffsetTypes<Bits>::Divider D;
+  ElementwiseParams<Dims, Bits> params{};
+  params.n = L(items);
+  params.ndim = s.ndim;
+  const int inner = s.ndim - 1;
+  for (int d = 0; d < s.ndim; ++d) params.sizes[d] = D(L(d == inner ? s.sizes[d] / pack : s.sizes[d]));
+  for (int k = 0; k < operands; ++k) {
+    params.data[k] = p.scalar[k] ? nullptr : p.arrays[k]->data;
+    params.scalar[k] = p.scalar_bits[k];
+    for (int d = 0; d < s.ndim; ++d) params.strides[k][d] = S(d == inner ? s.strides[k][d] * pack : s.strides[k][d]);
+  }
+  plan.set_params(params);
+}
+
+template <int Bits>
+void fill_strided_dims(int dims, const ElementwiseProblem& p, const IterationSpace& s, int operands, int pack,
+                       int64_t items, LaunchPlan& plan) {
+  switch (dims) {
+    case 1: fill_strided<1, Bits>(p, s, operands, pack, items, plan); break;
+    case 2: fill_strided<2, Bits>(p, s, operands, pack, items, plan); break;
+    case 3: fill_strided<3, Bits>(p, s, operands, pack, items, plan); break;
+    default: fill_strided<kMaxDims, Bits>(p, s, operands, pack, items, plan); break;
+  }
+}
+
+}  // namespace
 
 bool plan_elementwise(const ElementwiseProblem& p, const DeviceInfo& device, LaunchPlan& plan) {
   using F = ElementwiseSpecFields;
@@ -78,9 +183,23 @@ bool plan_elementwise(const ElementwiseProblem& p, const DeviceInfo& device, Lau
     else
       broadcast_strides(*p.arrays[k], p.ndim, s.strides[k]);
   }
+  // Walk the dims in the operands' memory order (outputs first), so that
+  // operands laid out alike, transposed or channels-last, collapse to dense.
+  int priority[kMaxElementwiseOperands], count = 0;
+  for (int k = p.inputs; k < operands; ++k) priority[count++] = k;
+  for (int k = 0; k < p.inputs; ++k)
+    if (!p.scalar[k]) priority[count++] = k;
+  const std::vector<int> order = memory_order(s.strides, priority, count, s.ndim, s.sizes);
+  IterationSpace sorted = s;
+  for (int d = 0; d < s.ndim; ++d) {
+    sorted.sizes[d] = s.sizes[order[size_t(d)]];
+    for (int k = 0; k < operands; ++k) sorted.strides[k][d] = s.strides[k][order[size_t(d)]];
+  }
+  s = sorted;
   collapse(s);
+  // Dense: each array operand walks its elements in order (stride 1) or is one element throughout (stride 0).
   bool dense = s.ndim == 1;
-  for (int k = 0; k < operands && dense; ++k) dense = p.scalar[k] || s.strides[k][0] == 1;
+  for (int k = 0; k < operands && dense; ++k) dense = p.scalar[k] || s.strides[k][0] == 1 || s.strides[k][0] == 0;
   if (!dense && s.ndim > kMaxDims)
     throw value_error("operands: at most " + std::to_string(kMaxDims) + " dimensions after merging contiguous ones (got " +
                       std::to_string(s.ndim) + ")");
@@ -111,10 +230,21 @@ bool plan_elementwise(const ElementwiseProblem& p, const DeviceInfo& device, Lau
   spec.fields[F::kDTypes] = int32_t(types);
   spec.fields[F::kScalarMask] = int32_t(scalars);
   plan.block[0] = unsigned(threads);
+  const int inner = s.ndim - 1;
+  auto uniform_mask = [&] {
+    uint32_t mask = 0;
+    for (int k = 0; k < p.inputs; ++k)
+      if (!p.scalar[k] && s.strides[k][inner] == 0) mask |= 1u << k;
+    return int32_t(mask);
+  };
   if (dense) {
-    const int pack = pack_for(p, operands, plan.tuning.config.vector_bytes);
+    ElementwiseProblem packed = p;  // the pack is chosen over the operands that move
+    for (int k = 0; k < operands; ++k) packed.scalar[k] = p.scalar[k] || s.strides[k][0] == 0;
+    const int pack = pack_for(packed, operands, plan.tuning.config.vector_bytes);
     spec.fields[F::kPack] = pack;
     spec.fields[F::kDims] = 0;
+    spec.fields[F::kOffsetBits] = 64;
+    spec.fields[F::kUniformMask] = uniform_mask();
     ElementwiseParams<0> params{};
     params.n = n;
     for (int k = 0; k < operands; ++k) {
@@ -126,28 +256,25 @@ bool plan_elementwise(const ElementwiseProblem& p, const DeviceInfo& device, Lau
     plan.set_params(params);
     return true;
   }
+  // Strided: offsets from coordinates, 32-bit where every offset fits; packs along a dense inner dim.
+  bool fits = n < (int64_t(1) << 31);
+  for (int k = 0; k < operands && fits; ++k) fits = p.scalar[k] || s.max_offset(k) < (int64_t(1) << 31);
+  int limit = plan.tuning.config.vector_bytes;
+  for (int k = 0; k < operands; ++k)
+    if (!p.scalar[k]) limit = std::min(limit, std::max(1, plan.tuning.config.vector_bytes / dtype_info(p.dtypes[k]).bytes()));
+  const int pack = strided_pack(p, s, operands, limit);
   const int dims = s.ndim <= 3 ? s.ndim : kMaxDims;
-  spec.fields[F::kPack] = 1;
+  const int64_t items = n / pack;
+  spec.fields[F::kPack] = pack;
   spec.fields[F::kDims] = dims;
-  plan.grid[0] = grid_blocks(n, threads, threads, device, waves);
-  plan.regime = "strided";
-  auto fill = [&](auto& params) {
-    params.n = n;
-    params.ndim = s.ndim;
-    for (int d = 0; d < s.ndim; ++d) params.sizes[d] = s.sizes[d];
-    for (int k = 0; k < operands; ++k) {
-      params.data[k] = p.scalar[k] ? nullptr : p.arrays[k]->data;
-      params.scalar[k] = p.scalar_bits[k];
-      for (int d = 0; d < s.ndim; ++d) params.strides[k][d] = s.strides[k][d];
-    }
-    plan.set_params(params);
-  };
-  switch (dims) {
-    case 1: { ElementwiseParams<1> q{}; fill(q); break; }
-    case 2: { ElementwiseParams<2> q{}; fill(q); break; }
-    case 3: { ElementwiseParams<3> q{}; fill(q); break; }
-    default: { ElementwiseParams<kMaxDims> q{}; fill(q); break; }
-  }
+  spec.fields[F::kOffsetBits] = fits ? 32 : 64;
+  spec.fields[F::kUniformMask] = pack > 1 ? uniform_mask() : 0;
+  plan.grid[0] = grid_blocks(items, threads, threads, device, waves);
+  plan.regime = pack > 1 ? "strided, packed along the inner dim" : "strided";
+  if (fits)
+    fill_strided_dims<32>(dims, p, s, operands, pack, items, plan);
+  else
+    fill_strided_dims<64>(dims, p, s, operands, pack, items, plan);
   return true;
 }
 

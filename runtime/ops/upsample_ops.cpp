@@ -94,6 +94,84 @@ void finish_plan(UpsampleParams<Bits>& p, int unroll, const DeviceInfo& device, 
   plan.set_params(p);
 }
 
+unsigned next_pow2(int64_t v) {
+  unsigned p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+// The row kernels (templates/upsample_rows.cuh) for a dense NCHW or
+// channels-last `dst`; false for any other layout of it.
+template <int Bits>
+bool plan_rows(bool forward, const TensorDesc& src, const TensorDesc& dst, const UpsampleGeometry& g,
+               const DeviceInfo& device, LaunchPlan& plan) {
+  using F = UpsampleSpecFields;
+  typedef typename UpsampleRowParams<Bits>::Divider D;
+  typedef typename UpsampleRowParams<Bits>::Stride S;
+  typedef typename UpsampleRowParams<Bits>::Linear L;
+  const bool nchw = dst.is_contiguous();
+  if (!nchw && !is_channels_last(dst)) return false;
+  // Rows run over W (NCHW) or W x C (channels-last); the dims before them number the rows.
+  const int64_t channels = nchw ? 1 : dst.shape[kC];
+  const int64_t inner = dst.shape[kW] * channels;
+  if (inner >= (int64_t(1) << 31) || dst.numel() == 0) return false;
+  const int outer[3] = {nchw ? kN : -1, nchw ? kC : kN, kH};
+  UpsampleRowParams<Bits> p{};
+  p.src = src.data;
+  p.dst = dst.data;
+  p.inner = int32_t(inner);
+  p.rows = L(dst.numel() / inner);
+  p.outer_sizes[0] = D(L(dst.shape[outer[1]]));
+  p.outer_sizes[1] = D(L(dst.shape[outer[2]]));
+  for (int i = 0; i < 3; ++i) p.src_outer[i] = outer[i] < 0 ? S(0) : S(src.strides[outer[i]]);
+  p.channels = FastDivmod(uint32_t(channels));
+  p.src_w = S(src.strides[kW]);
+  p.src_c = S(src.strides[kC]);
+  p.src_h = int32_t(forward ? g.in_h : g.out_h);
+  p.src_width = int32_t(forward ? g.in_w : g.out_w);
+  p.scale_h = forward ? g.forward_scale_h : g.backward_scale_h;
+  p.scale_w = forward ? g.forward_scale_w : g.backward_scale_w;
+  // Elements a thread stores at once: the widest 16-byte-or-less pack that divides the row and keeps dst aligned.
+  const int bytes = dst.element_bytes();
+  int vec = 16 / bytes;
+  while (vec > 1 && (inner % vec != 0 || reinterpret_cast<uintptr_t>(dst.data) % uintptr_t(vec * bytes) != 0)) vec /= 2;
+  // A pack that stays within one pixel's channels reads the source in packs where those are dense and aligned.
+  bool src_packed = forward && !nchw && vec > 1 && channels % vec == 0 && src.strides[kC] == 1 &&
+                    reinterpret_cast<uintptr_t>(src.data) % uintptr_t(vec * bytes) == 0;
+  for (int d : {kN, kH, kW}) src_packed = src_packed && src.strides[d] % vec == 0;
+  plan.spec.fields[F::kKind] = forward ? kUpsampleRowsForward : kUpsampleRowsBackward;
+  plan.spec.fields[F::kVec] = vec;
+  plan.spec.fields[F::kNchwRows] = nchw;
+  plan.spec.fields[F::kSrcPacked] = src_packed;
+  plan.regime = nchw ? "rows of W, mapped once per thread" : "rows of W x C (channels-last), mapped once per thread";
+  const int64_t groups = inner / vec;
+  TuningPoint point;
+  point.family = KernelFamily::Upsample;
+  point.traits = {plan.spec.fields[F::kKind], plan.spec.fields[F::kElement], vec, Bits, nchw, src_packed};
+  point.bucket = {size_bucket(dst.numel()), size_bucket(groups), 0};
+  LaunchTuning heuristic;
+  heuristic.unroll = groups >= 128 ? 4 : groups >= 64 ? 2 : 1;  // groups a thread holds, sharing each row's index math
+  plan.tuning = resolve_tuning(point, device, heuristic);
+  plan.tunable = true;
+  const LaunchTuning& tuning = plan.tuning.config;
+  // Registers hold each element's mapping: at most 32 source offsets forward, 8 windows backward.
+  const int cols = std::max(1, std::min(tuning.unroll, (forward ? 32 : 8) / vec));
+  const unsigned bx = std::min(32u, next_pow2((groups + cols - 1) / cols));
+  const unsigned by = std::max(1u, unsigned(tuning.threads) / bx);
+  const int64_t gx = (groups + int64_t(bx) * cols - 1) / (int64_t(bx) * cols);
+  const unsigned blocks = grid_blocks(int64_t(p.rows) * gx, by, int(bx * by), device, tuning.waves);
+  const int64_t gy = std::min<int64_t>({65535, (int64_t(p.rows) + by - 1) / by,
+                                        std::max<int64_t>(1, blocks / std::max<int64_t>(1, gx))});
+  plan.spec.fields[F::kMaxThreads] = int(bx * by);
+  plan.spec.fields[F::kUnroll] = cols;
+  plan.block[0] = bx;
+  plan.block[1] = by;
+  plan.grid[0] = unsigned(gx);
+  plan.grid[1] = unsigned(std::max<int64_t>(1, gy));
+  plan.set_params(p);
+  return true;
+}
+
 template <int Bits>
 bool plan_with_bits(bool forward, const TensorDesc& src, const TensorDesc& dst, const UpsampleGeometry& g,
                     const DeviceInfo& device, LaunchPlan& plan) {
@@ -119,6 +197,7 @@ bool plan_with_bits(bool forward, const TensorDesc& src, const TensorDesc& dst, 
     finish_plan(p, 4, device, plan);
     return true;
   }
+  if (plan_rows<Bits>(forward, src, dst, g, device, plan)) return true;
   plan.spec.fields[F::kKind] = forward ? kUpsampleForward : kUpsampleBackward;
   plan.spec.fields[F::kVec] = 1;
   plan.regime = forward ? "generic gather" : "generic window sum (deterministic)";

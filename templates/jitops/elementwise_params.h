@@ -2,28 +2,31 @@
 // shared by the host planner and the kernel. Operands are the op's inputs,
 // then its outputs; a scalar operand carries its value instead of a pointer.
 #pragma once
-#include "jitops/types.h"
+#include "jitops/fast_divmod.h"
 
 namespace jitops {
 
 constexpr int kMaxElementwiseOperands = 8;
 
 // Dims == 0: every array operand is dense in one order (one collapsed dim of
-// stride 1), read and written in packs. Dims > 0: any strides, broadcasting
-// included (stride 0), with `ndim` collapsed dims in use.
-template <int Dims>
+// stride 1) or the same element everywhere (stride 0), read and written in
+// packs. Dims > 0: any strides, broadcasting included (stride 0), with `ndim`
+// collapsed dims in use, offsets of `Bits` bits. With packs there, the inner
+// dim counts packs and every operand's inner stride is `pack` (dense) or 0.
+template <int Dims, int Bits = 64>
 struct ElementwiseParams {
-  int64_t n;
+  typedef OffsetTypes<Bits> T;
+  typename T::Linear n;  // items: elements, or packs
   void* data[kMaxElementwiseOperands];
   uint64_t scalar[kMaxElementwiseOperands];  // a scalar operand's value, as its type's bits
   int32_t ndim;
   int32_t pad;
-  int64_t sizes[Dims];
-  int64_t strides[kMaxElementwiseOperands][Dims];  // in elements
+  typename T::Divider sizes[Dims];
+  typename T::Stride strides[kMaxElementwiseOperands][Dims];  // in elements
 };
 
-template <>
-struct ElementwiseParams<0> {
+template <int Bits>
+struct ElementwiseParams<0, Bits> {
   int64_t n;
   void* data[kMaxElementwiseOperands];
   uint64_t scalar[kMaxElementwiseOperands];

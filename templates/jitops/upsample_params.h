@@ -33,4 +33,28 @@ struct UpsampleParams {
   Stride width;        // input (gradient) row length, elements
 };
 
+// Parameter block of the row kernels (templates/upsample_rows.cuh): the tensor
+// written (the output forward, the input gradient backward) is dense, NCHW or
+// channels-last. A row is its run of W (NCHW) or W x C (channels-last)
+// elements; rows are numbered over the three dims before the run, in memory
+// order: r = (c0 * size1 + c1) * size2 + c2 (N, C, H; or 1, N, H: H is last).
+template <int Bits>
+struct UpsampleRowParams {
+  typedef OffsetTypes<Bits> T;
+  typedef typename T::Linear Linear;
+  typedef typename T::Stride Stride;
+  typedef typename T::Divider Divider;
+
+  const void* src;  // forward: the input; backward: the output gradient
+  void* dst;
+  Linear rows;
+  Divider outer_sizes[2];  // size1 and size2
+  Stride src_outer[3];     // the source's stride along each outer dim
+  FastDivmod channels;     // elements of the run per W position: C (channels-last) or 1
+  Stride src_w, src_c;     // the source's W and C strides
+  int32_t inner;           // elements per row
+  int32_t src_h, src_width;  // forward: input H, W (clamp); backward: output H, W (window end)
+  float scale_h, scale_w;  // as in UpsampleParams
+};
+
 }  // namespace jitops
