@@ -1,5 +1,6 @@
 #include "jit/elementwise_source.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -12,7 +13,7 @@ namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"operation", "inputs", "outputs",      "pack",    "dims",
                                                       "threads",   "scalars", "dtypes",       "load_outputs", "offset",
-                                                      "uniform",   nullptr};
+                                                      "uniform",   "unroll"};
 
 std::mutex g_mutex;
 std::vector<ElementwiseOperation> g_operations;
@@ -153,13 +154,56 @@ std::string elementwise_body(const KernelSpec& s) {
              "  if (i < p.n) {\n" + item([](int) { return std::string("i"); }, false, "    ") + "  }\n";
     }
   } else {
-    const std::string bits = std::to_string(f[F::kOffsetBits]);
+    // Items q0 + u * stride for u < Unroll: every load issued before the
+    // first use (a strided read waits on DRAM; one item a thread left
+    // transposed operands latency-bound at a third of the copy rate).
+    const std::string bits = std::to_string(f[F::kOffsetBits]), unroll = std::to_string(std::max(1, f[F::kUnroll]));
     src += "  typedef jitops::OffsetTypes<" + bits + ">::Linear L;\n"
            "  typedef jitops::OffsetTypes<" + bits + ">::Stride S;\n"
-           "  for (L q = L(blockIdx.x) * blockDim.x + threadIdx.x; q < p.n; q += L(gridDim.x) * blockDim.x) {\n"
-           "    S o[" + std::to_string(operands) + "];\n"
-           "    jitops::operand_offsets(p, q, o);\n" +
-           item([&](int k) { return "o[" + std::to_string(k) + "]"; }, pack > 1, "    ") + "  }\n";
+           "  constexpr int U = " + unroll + ";\n"
+           "  const L stride = L(gridDim.x) * blockDim.x;\n"
+           "  for (L q0 = L(blockIdx.x) * blockDim.x + threadIdx.x; q0 < p.n; q0 += stride * U) {\n"
+           "    S o[U][" + std::to_string(operands) + "];\n";
+    for (int k = 0; k < operands; ++k) {
+      if (scalar(k) || (k >= inputs && !load_outputs)) continue;
+      const std::string t = pack > 1 && !uniform(k) ? pack_type(types[k], pack) : std::string(types[k]);
+      src += "    " + t + " " + (uniform(k) ? name("u", k) : name("v", k)) + "[U];\n";
+    }
+    src += "#pragma unroll\n    for (int u = 0; u < U; ++u) {\n"
+           "      if (q0 + L(u) * stride >= p.n) break;\n"
+           "      jitops::operand_offsets(p, q0 + L(u) * stride, o[u]);\n";
+    for (int k = 0; k < operands; ++k) {
+      if (scalar(k) || (k >= inputs && !load_outputs)) continue;
+      const std::string at = "o[u][" + std::to_string(k) + "]";
+      const std::string from = pack > 1 && !uniform(k) ? "*" + pack_ptr(k, at) : ptr(k) + "[" + at + "]";
+      src += "      " + (uniform(k) ? name("u", k) : name("v", k)) + "[u] = " + from + ";\n";
+    }
+    src += "    }\n#pragma unroll\n    for (int u = 0; u < U; ++u) {\n"
+           "      if (q0 + L(u) * stride >= p.n) break;\n";
+    for (int k = inputs; k < operands; ++k)
+      if (!load_outputs)
+        src += "      " + (pack > 1 ? pack_type(types[k], pack) : std::string(types[k])) + " " + name("v", k) + "_{};\n";
+    auto lane_call = [&](const std::string& lane) {
+      std::string c = "jitops_operation(";
+      for (int k = 0; k < operands; ++k) {
+        if (scalar(k)) c += name("s", k);
+        else if (uniform(k)) c += name("u", k) + "[u]";
+        else if (k >= inputs && !load_outputs) c += name("v", k) + "_" + lane;
+        else c += name("v", k) + "[u]" + lane;
+        c += k + 1 < operands ? ", " : ");";
+      }
+      return c;
+    };
+    if (pack > 1)
+      src += "#pragma unroll\n      for (int l = 0; l < " + std::to_string(pack) + "; ++l) " + lane_call(".v[l]") + "\n";
+    else
+      src += "      " + lane_call("") + "\n";
+    for (int k = inputs; k < operands; ++k) {
+      const std::string at = "o[u][" + std::to_string(k) + "]";
+      const std::string value = load_outputs ? name("v", k) + "[u]" : name("v", k) + "_";
+      src += "      " + (pack > 1 ? "*" + pack_ptr(k, at) : ptr(k) + "[" + at + "]") + " = " + value + ";\n";
+    }
+    src += "    }\n  }\n";
   }
   src += "}\n\n" + signature + " {\n#line 1 \"" + op.name + "\"\n" + op.operation + ";\n}\n";
   return src;

@@ -22,6 +22,7 @@ struct ElementwiseSpecFields {
     kLoadOutputs,    // 1: outputs start as the caller's out= values (user operations)
     kOffsetBits,     // strided layouts: 32 (FastDivmod) or 64-bit offsets
     kUniformMask,    // bit k: array operand k is the same along the packed dim (stride 0), read once per item
+    kUnroll,         // strided layouts: items a thread loads before it computes and stores any
   };
 };
 

@@ -9,7 +9,7 @@ namespace jitops {
 namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"kind", "element", "vec", "offset", "unroll", "threads",
-                                                      "nchw", "src_packed", nullptr, nullptr, nullptr, nullptr};
+                                                      "nchw", "src_packed", "window_h", "window_w", nullptr, nullptr};
 
 std::string upsample_body(const KernelSpec& s) {
   using F = UpsampleSpecFields;
@@ -40,7 +40,8 @@ std::string upsample_body(const KernelSpec& s) {
       break;
     case kUpsampleRowsBackward:
       call = "jitops::upsample_rows_backward<" + element + ", typename jitops::AccumulateOf<" + element + ">::type, " +
-             vec + ", " + unroll + ", " + bits + ">(p);";
+             vec + ", " + unroll + ", " + bits + ", " + std::to_string(f[F::kWindowH]) + ", " +
+             std::to_string(f[F::kWindowW]) + ">(p);";
       break;
     default: throw std::logic_error("upsample: unknown kind " + std::to_string(f[F::kKind]));
   }

@@ -23,6 +23,8 @@ struct UpsampleSpecFields {
     kMaxThreads,
     kNchwRows,     // row kernels: rows of W (NCHW) rather than of W x C (channels-last)
     kSrcPacked,    // forward row kernels: the source's inner dim is dense and aligned, read in packs
+    kWindowH,      // backward row kernels: the widest window of output rows (0: any, in a plain loop)
+    kWindowW,      // ... of output columns
   };
 };
 

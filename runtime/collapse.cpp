@@ -1,6 +1,46 @@
 #include "runtime/collapse.h"
 
+#include <utility>
+
 namespace jitops {
+
+void memory_order(const IterationSpace& s, const int* priority, int count, int* order) {
+  auto should_swap = [&](int d0, int d1) {
+    for (int i = 0; i < count; ++i) {
+      const int64_t s0 = s.strides[priority[i]][d0], s1 = s.strides[priority[i]][d1];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 != s1) return s0 > s1 ? 1 : -1;
+      if (s.sizes[d0] != s.sizes[d1]) return s.sizes[d0] > s.sizes[d1] ? 1 : -1;
+    }
+    return 0;
+  };
+  int perm[kMaxDims + 16];  // innermost first
+  for (int i = 0; i < s.ndim; ++i) perm[i] = s.ndim - 1 - i;
+  for (int i = 1; i < s.ndim; ++i) {
+    int d1 = i;
+    for (int d0 = i - 1; d0 >= 0; --d0) {
+      const int c = should_swap(perm[d0], perm[d1]);
+      if (c > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  for (int i = 0; i < s.ndim; ++i) order[i] = perm[s.ndim - 1 - i];
+}
+
+void order_by_memory(IterationSpace& s, const int* priority, int count) {
+  int order[kMaxDims + 16];
+  memory_order(s, priority, count, order);
+  IterationSpace sorted = s;
+  for (int d = 0; d < s.ndim; ++d) {
+    sorted.sizes[d] = s.sizes[order[d]];
+    for (int k = 0; k < s.operands; ++k) sorted.strides[k][d] = s.strides[k][order[d]];
+  }
+  s = sorted;
+}
 
 void collapse(IterationSpace& s) {
   // Drop size-1 dims: they add nothing to any offset.

@@ -38,4 +38,14 @@ struct IterationSpace {
 // kMaxDims, which callers must refuse.
 void collapse(IterationSpace& space);
 
+// The dims of `space` outermost first in memory order, as PyTorch's
+// TensorIterator::reorder_dimensions sorts them: an insertion sort where, for
+// two dims, the first operand of `priority` with both strides non-zero decides
+// (the larger stride goes outside); ties keep the logical order.
+void memory_order(const IterationSpace& space, const int* priority, int count, int* order);
+
+// Permutes the dims of `space` into memory_order, so that operands laid out
+// alike (transposed, channels-last) collapse as if they were contiguous.
+void order_by_memory(IterationSpace& space, const int* priority, int count);
+
 }  // namespace jitops

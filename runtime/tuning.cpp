@@ -197,10 +197,11 @@ std::vector<LaunchTuning> tuning_candidates(KernelFamily family) {
       add(256, 4, 16, 8);
       add(256, 4, 16, 4);
       break;
-    case KernelFamily::Elementwise:
+    case KernelFamily::Elementwise:  // unroll: items in flight a thread in strided layouts (dense ones ignore it)
       for (int threads : {128, 256, 512, 1024})
         for (int waves : {4, 8, 32})
-          for (int vector : {16, 8}) add(threads, 1, waves, vector);
+          for (int vector : {16, 8})
+            for (int unroll : {1, 4}) add(threads, unroll, waves, vector);
       break;
     case KernelFamily::Upsample:
       for (int threads : {128, 256, 512})

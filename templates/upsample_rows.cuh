@@ -81,9 +81,27 @@ __device__ __forceinline__ void upsample_rows_forward(const UpsampleRowParams<Bi
   }
 }
 
-// The input gradient's rows: each element sums the output gradient over its
-// window, row by row from zero in the accumulate type (PyTorch's order).
-template <typename T, typename A, int Vec, int Cols, int Bits>
+// One element's window sum, rows then columns from zero in the accumulate
+// type (PyTorch's order). Win > 0: windows are at most Win wide and the
+// loops unroll, every load predicated and in flight at once; 0: any width.
+template <typename T, typename A, int WinH, int WinW, typename S>
+__device__ __forceinline__ A window_sum(const T* src, S sh, S sw, int y0, int y1, int x0, int x1) {
+  A sum = A(0);
+  if (WinH > 0 && WinW > 0) {
+#pragma unroll
+    for (int ty = 0; ty < WinH; ++ty)
+#pragma unroll
+      for (int tx = 0; tx < WinW; ++tx)
+        if (y0 + ty < y1 && x0 + tx < x1) sum += A(load_readonly(src + S(y0 + ty) * sh + S(x0 + tx) * sw));
+  } else {
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) sum += A(load_readonly(src + S(y) * sh + S(x) * sw));
+  }
+  return sum;
+}
+
+// The input gradient's rows: each element sums the output gradient over its window.
+template <typename T, typename A, int Vec, int Cols, int Bits, int WinH, int WinW>
 __device__ __forceinline__ void upsample_rows_backward(const UpsampleRowParams<Bits>& p) {
   typedef typename UpsampleRowParams<Bits>::Linear L;
   typedef typename UpsampleRowParams<Bits>::Stride S;
@@ -108,7 +126,6 @@ __device__ __forceinline__ void upsample_rows_backward(const UpsampleRowParams<B
     int h = 0;
     row_place(p, r, base, h);
     const int y0 = window_edge(p.scale_h, h, p.src_h), y1 = window_edge(p.scale_h, h + 1, p.src_h);
-    const S sh = p.src_outer[2];
     const T* src = static_cast<const T*>(p.src) + base;
     P* dst = reinterpret_cast<P*>(static_cast<T*>(p.dst) + S(r) * p.inner);
 #pragma unroll
@@ -117,13 +134,9 @@ __device__ __forceinline__ void upsample_rows_backward(const UpsampleRowParams<B
       if (g >= groups) break;
       P out;
 #pragma unroll
-      for (int k = 0; k < Vec; ++k) {
-        A sum = A(0);
-        for (int y = y0; y < y1; ++y)
-          for (int x = x0[c][k]; x < x1[c][k]; ++x)
-            sum += A(load_readonly(src + S(y) * sh + S(x) * p.src_w + channel[c][k]));
-        out.v[k] = T(sum);
-      }
+      for (int k = 0; k < Vec; ++k)
+        out.v[k] = T(window_sum<T, A, WinH, WinW>(src + channel[c][k], p.src_outer[2], p.src_w, y0, y1, x0[c][k],
+                                                  x1[c][k]));
       dst[g] = out;
     }
   }

@@ -74,13 +74,14 @@ def data_range(x):
     return in_x_type(x, v.min()), in_x_type(x, v.max())
 
 
+# An explicit range over 20011 values: one block that writes out itself; over 100003: several blocks.
+@pytest.mark.parametrize("mode,n", [("auto", 20011), ("explicit", 20011), ("explicit", 100003),
+                                    ("explicit_int", 20011), ("explicit_int", 100003)])
 @pytest.mark.parametrize("bins", [1, 100, 1000, 70000])
-@pytest.mark.parametrize("mode", ["auto", "explicit", "explicit_int"])
 @pytest.mark.parametrize("layout", ["contiguous", "strided"])
 @pytest.mark.parametrize("dtype", FLOATS + INTS)
-def test_histc(dtype, layout, mode, bins):
-    n = 20011
-    x = make_x(dtype, n, layout, zlib.crc32(f"{dtype}{layout}{mode}{bins}".encode()))
+def test_histc(dtype, layout, mode, bins, n):
+    x = make_x(dtype, n, layout, zlib.crc32(f"{dtype}{layout}{mode}{bins}{n}".encode()))
     if mode == "auto":
         lo, hi = data_range(x)
         kwargs = {}

@@ -72,17 +72,18 @@ py::object histc_body(PyObject* const* a) {
     out = call.allocate(kSlotOut, kSlotX, shape, r.counts);
   }
   const int explain_arch = explain_arg(a[7]);
+  const DeviceInfo device = planning_device(call, explain_arch);
   std::unique_ptr<StreamScratch> scratch;
   unsigned long long* words = reinterpret_cast<unsigned long long*>(uintptr_t(256));  // planned, never launched
   if (explain_arch < 0) {
     // 32-bit words; with an automatic range nothing is zeroed here (no memset launch).
+    const bool single = histc_single_block(x, r, device);
     scratch = std::make_unique<StreamScratch>(call, histc_scratch_words(r.bins) * 2, 0u,
-                                              histc_zeroed_words(r.bins, histc_range_is_automatic(x, r)) * 2);
+                                              single ? 0 : histc_zeroed_words(r.bins, histc_range_is_automatic(x, r)) * 2);
     words = scratch->keys();
   }
   std::vector<LaunchPlan> plans;
-  plan_histc(x, call[kSlotOut], r, words, planning_device(call, explain_arch), planning_error_slot(call, explain_arch, false),
-             plans);
+  plan_histc(x, call[kSlotOut], r, words, device, planning_error_slot(call, explain_arch, false), plans);
   return execute(call, plans.data(), int(plans.size()), out, kSlotOut, explain_arch);
 }
 

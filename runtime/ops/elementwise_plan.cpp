@@ -47,52 +47,20 @@ int pack_for(const ElementwiseProblem& p, int operands, int max_pack_bytes) {
 
 }  // namespace
 
-namespace {
-
-// PyTorch's TensorIterator::reorder_dimensions: dims sorted innermost first by
-// an insertion sort where the first operand (in `priority` order) with both
-// strides non-zero decides; returns the dims outermost first.
-template <size_t N>
-std::vector<int> memory_order(const int64_t (*strides)[N], const int* priority, int count, int ndim,
-                              const int64_t* shape) {
-  auto should_swap = [&](int d0, int d1) {
-    for (int i = 0; i < count; ++i) {
-      const int64_t s0 = strides[priority[i]][d0], s1 = strides[priority[i]][d1];
-      if (s0 == 0 || s1 == 0) continue;
-      if (s0 != s1) return s0 > s1 ? 1 : -1;
-      if (shape[d0] != shape[d1]) return shape[d0] > shape[d1] ? 1 : -1;
-    }
-    return 0;
-  };
-  std::vector<int> perm(static_cast<size_t>(ndim));
-  for (int i = 0; i < ndim; ++i) perm[size_t(i)] = ndim - 1 - i;
-  for (int i = 1; i < ndim; ++i) {
-    int d1 = i;
-    for (int d0 = i - 1; d0 >= 0; --d0) {
-      const int c = should_swap(perm[size_t(d0)], perm[size_t(d1)]);
-      if (c > 0) {
-        std::swap(perm[size_t(d0)], perm[size_t(d1)]);
-        d1 = d0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  return std::vector<int>(perm.rbegin(), perm.rend());
-}
-
-}  // namespace
-
 std::vector<int> inputs_memory_order(const TensorDesc* const* inputs, int count, int ndim, const int64_t* shape) {
-  int64_t strides[kMaxElementwiseOperands][kMaxTensorDims];
+  IterationSpace s;
+  s.ndim = ndim;
+  s.operands = count;
   int priority[kMaxElementwiseOperands];
+  for (int d = 0; d < ndim; ++d) s.sizes[d] = shape[d];
   for (int k = 0; k < count; ++k) {
-    broadcast_strides(*inputs[k], ndim, strides[k]);
+    broadcast_strides(*inputs[k], ndim, s.strides[k]);
     priority[k] = k;
   }
-  std::vector<int> order = memory_order(strides, priority, count, ndim, shape);
+  int order[kMaxTensorDims];
+  memory_order(s, priority, count, order);
   for (int i = 0; i < ndim; ++i)
-    if (order[size_t(i)] != i) return order;
+    if (order[i] != i) return std::vector<int>(order, order + ndim);
   return {};  // C order: nothing to reorder
 }
 
@@ -189,13 +157,7 @@ bool plan_elementwise(const ElementwiseProblem& p, const DeviceInfo& device, Lau
   for (int k = p.inputs; k < operands; ++k) priority[count++] = k;
   for (int k = 0; k < p.inputs; ++k)
     if (!p.scalar[k]) priority[count++] = k;
-  const std::vector<int> order = memory_order(s.strides, priority, count, s.ndim, s.sizes);
-  IterationSpace sorted = s;
-  for (int d = 0; d < s.ndim; ++d) {
-    sorted.sizes[d] = s.sizes[order[size_t(d)]];
-    for (int k = 0; k < operands; ++k) sorted.strides[k][d] = s.strides[k][order[size_t(d)]];
-  }
-  s = sorted;
+  order_by_memory(s, priority, count);
   collapse(s);
   // Dense: each array operand walks its elements in order (stride 1) or is one element throughout (stride 0).
   bool dense = s.ndim == 1;
@@ -269,7 +231,13 @@ bool plan_elementwise(const ElementwiseProblem& p, const DeviceInfo& device, Lau
   spec.fields[F::kDims] = dims;
   spec.fields[F::kOffsetBits] = fits ? 32 : 64;
   spec.fields[F::kUniformMask] = pack > 1 ? uniform_mask() : 0;
-  plan.grid[0] = grid_blocks(items, threads, threads, device, waves);
+  // Items a thread has in flight: 4 (PyTorch's unrolled loop) unless tuned otherwise.
+  // (halved while the grid would give an SM fewer than two blocks).
+  int unroll = plan.tuning.origin == ConfigOrigin::Heuristic ? 4 : std::max(1, plan.tuning.config.unroll);
+  if (plan.tuning.origin == ConfigOrigin::Heuristic)
+    while (unroll > 1 && items < int64_t(threads) * unroll * 2 * device.sm_count) unroll /= 2;
+  spec.fields[F::kUnroll] = unroll;
+  plan.grid[0] = grid_blocks(items, int64_t(threads) * unroll, threads, device, waves);
   plan.regime = pack > 1 ? "strided, packed along the inner dim" : "strided";
   if (fits)
     fill_strided_dims<32>(dims, p, s, operands, pack, items, plan);

@@ -120,6 +120,8 @@ TuningPoint gather_point(const GatherProblem& p) {
 bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan) {
   if (p.space.numel() == 0) return false;
   p.space.operands = kGatherOperands;
+  const int priority[] = {kOut, kX};  // walk the output as it lies in memory, then x
+  order_by_memory(p.space, priority, 2);
   collapse(p.space);
   if (p.flat) {
     collapse(p.x_layout);

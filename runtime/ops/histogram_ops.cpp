@@ -15,6 +15,10 @@ namespace jitops {
 namespace {
 
 constexpr int kThreads = 256;
+// Up to 32768 values one SM reads in about a microsecond: less than the memset
+// launch and the last-block hand-off that several blocks need.
+constexpr int64_t kSingleBlockValues = 32768;
+constexpr int64_t kStaticSharedReserve = 64;  // the count kernel's own __shared__
 std::atomic<int> g_strategy{0};
 
 // x's explicit range as x's type holds it: floats round to nearest, integers
@@ -137,13 +141,17 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   // Shared-memory counters, one column per lane while a full SM's worth of
   // blocks still fits (fewer columns for more bins), at least one up to the
   // opt-in limit; beyond it, global atomics.
-  constexpr int64_t kStaticSharedReserve = 64;
+  const bool single = histc_single_block(x, r, device);
+  p.single_block = single;
   LaunchPlan& plan = plans.emplace_back();
   int64_t blocks_per_sm = resolve(kHistogramCount, plan);
   const int64_t bin_bytes = (r.bins + 1) * 4;  // a spare row for the values outside (SharedFloatBinner)
   const int64_t per_block = device.shared_per_sm / blocks_per_sm - 1024;
   int copies = 1;  // columns of counters: a power of two up to a warp's 32 lanes
-  while (copies < 32 && int64_t(copies) * 2 * bin_bytes <= per_block) copies *= 2;
+  // A single block zeroes and merges every column itself: no more columns than half its values fill.
+  while (copies < 32 && int64_t(copies) * 2 * bin_bytes <= per_block &&
+         (!single || int64_t(copies) * 2 * (r.bins + 1) <= n / 2))
+    copies *= 2;
   bool shared = bin_bytes + kStaticSharedReserve <= device.shared_per_block_optin;  // the kernel's own __shared__ too
   if (g_strategy == 2) shared = false;
   plan.spec = spec(kHistogramCount);
@@ -158,7 +166,8 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     plan.regime = "count: global atomics";
   }
   const int64_t cap = int64_t(device.sm_count) * blocks_per_sm;
-  plan.grid[0] = unsigned(std::max<int64_t>(1, std::min<int64_t>((items + kThreads * 4 - 1) / (kThreads * 4), cap)));
+  plan.grid[0] = single ? 1u : unsigned(std::max<int64_t>(1, std::min<int64_t>((items + kThreads * 4 - 1) / (kThreads * 4), cap)));
+  if (single) plan.regime = "count: one block, straight to the output";
   plan.set_params(p);
 }
 
@@ -190,6 +199,11 @@ bool histc_range_is_automatic(const TensorDesc& x, const HistcRequest& r) {
   // An empty x has no range to find: PyTorch then widens min == max to
   // [min - 1, max + 1] and counts nothing; so does the explicit path.
   return r.min == r.max && x.numel() > 0;
+}
+
+bool histc_single_block(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device) {
+  return !histc_range_is_automatic(x, r) && x.numel() <= kSingleBlockValues &&
+         (r.bins + 1) * 4 + kStaticSharedReserve <= device.shared_per_block_optin && g_strategy != 2;
 }
 
 size_t histc_zeroed_words(int64_t bins, bool automatic) {

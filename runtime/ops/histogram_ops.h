@@ -31,6 +31,11 @@ bool histc_range_is_automatic(const TensorDesc& x, const HistcRequest& r);
 size_t histc_scratch_words(int64_t bins);
 size_t histc_zeroed_words(int64_t bins, bool automatic);
 
+// True when one block counts x and writes the output itself: an explicit
+// range, a small x, bins that fit in shared memory. Then nothing is zeroed
+// before the launch and it is the only one.
+bool histc_single_block(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device);
+
 // Strategy override for measurement: 0 heuristic, 1 shared memory, 2 global.
 void set_histogram_strategy(int strategy);
 

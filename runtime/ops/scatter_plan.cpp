@@ -128,8 +128,12 @@ void set_small_index_threshold(int64_t t) { g_small_index_threshold = t; }
 bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan) {
   if (p.space.numel() == 0) return false;
   p.space.operands = kScatterOperands;
-  collapse(p.space);
   const bool linear_pass = p.op == kScatterMeanFinish || p.op == kScatterDetKeys || p.op == kScatterDetReduce;
+  if (!linear_pass) {  // walk self as it lies in memory, then src (the linear passes keep the C order they sort by)
+    const int priority[] = {kSelfOperand, kSrcOperand};
+    order_by_memory(p.space, priority, 2);
+  }
+  collapse(p.space);
   plan.tunable = !linear_pass;
   plan.tuning = ResolvedTuning();
   if (!linear_pass) plan.tuning = resolve_tuning(scatter_point(p), device, LaunchTuning());

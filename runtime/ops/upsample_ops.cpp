@@ -143,6 +143,19 @@ bool plan_rows(bool forward, const TensorDesc& src, const TensorDesc& dst, const
   plan.spec.fields[F::kVec] = vec;
   plan.spec.fields[F::kNchwRows] = nchw;
   plan.spec.fields[F::kSrcPacked] = src_packed;
+  int window_loads = 1;  // loads an element's window sum may issue at once (backward)
+  if (!forward) {  // a window is `scale` wide for an integer scale, at most floor(scale) + 1 otherwise; unrolled up to 4
+    auto widest = [](float scale) {
+      const int w = int(std::floor(scale)) + (scale == std::floor(scale) ? 0 : 1);
+      return w <= 4 ? std::max(w, 1) : 0;
+    };
+    plan.spec.fields[F::kWindowH] = widest(p.scale_h);
+    plan.spec.fields[F::kWindowW] = widest(p.scale_w);
+    window_loads = std::max(1, plan.spec.fields[F::kWindowH] * plan.spec.fields[F::kWindowW]);
+    // At most 32 loads in flight a thread: narrower packs where windows are wide.
+    while (vec > 1 && vec * window_loads > 32) vec /= 2;
+    plan.spec.fields[F::kVec] = vec;
+  }
   plan.regime = nchw ? "rows of W, mapped once per thread" : "rows of W x C (channels-last), mapped once per thread";
   const int64_t groups = inner / vec;
   TuningPoint point;
@@ -155,10 +168,17 @@ bool plan_rows(bool forward, const TensorDesc& src, const TensorDesc& dst, const
   plan.tunable = true;
   const LaunchTuning& tuning = plan.tuning.config;
   // Registers hold each element's mapping: at most 32 source offsets forward, 8 windows backward.
-  const int cols = std::max(1, std::min(tuning.unroll, (forward ? 32 : 8) / vec));
-  const unsigned bx = std::min(32u, next_pow2((groups + cols - 1) / cols));
-  const unsigned by = std::max(1u, unsigned(tuning.threads) / bx);
-  const int64_t gx = (groups + int64_t(bx) * cols - 1) / (int64_t(bx) * cols);
+  int cols = std::max(1, std::min(tuning.unroll, (forward ? 32 : 32 / window_loads) / vec));
+  unsigned bx = 0, by = 0;
+  int64_t gx = 0;
+  for (;;) {  // the heuristic gives up columns a thread while the grid would leave SMs idle
+    bx = std::min(32u, next_pow2((groups + cols - 1) / cols));
+    by = std::max(1u, unsigned(tuning.threads) / bx);
+    gx = (groups + int64_t(bx) * cols - 1) / (int64_t(bx) * cols);
+    const int64_t blocks = gx * ((int64_t(p.rows) + by - 1) / by);
+    if (!tuning.adapt_unroll || cols == 1 || blocks >= 2 * int64_t(device.sm_count)) break;
+    cols /= 2;
+  }
   const unsigned blocks = grid_blocks(int64_t(p.rows) * gx, by, int(bx * by), device, tuning.waves);
   const int64_t gy = std::min<int64_t>({65535, (int64_t(p.rows) + by - 1) / by,
                                         std::max<int64_t>(1, blocks / std::max<int64_t>(1, gx))});

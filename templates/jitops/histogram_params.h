@@ -7,7 +7,8 @@
 //       b adds into copy b % global_copies, and the last block sums them
 //   then, with an automatic range, 3 words per block of the range kernel:
 //       ~key of its smallest value, key of its largest, 1 if it saw any
-// With an explicit range one memset zeroes [0, 1 + global_copies * bins);
+// With an explicit range one memset zeroes [0, 1 + global_copies * bins),
+// except for a small x counted by a single block, which needs no scratch;
 // with an automatic range there is no memset: the range kernel zeroes those
 // words, and each counting block folds the range kernel's partials itself
 // (at most kHistogramMaxRangeBlocks of them, a few per thread).
@@ -39,6 +40,7 @@ struct HistogramParams {
   int32_t ndim;           // strided layout (Dims > 0)
   int32_t global_copies;  // copies of the counts in scratch (at least 1)
   int32_t range_blocks;   // blocks of the range kernel (partials to fold)
+  int32_t single_block;   // 1: one block counts everything and writes out itself (no scratch, no memset)
   int64_t sizes[Dims > 0 ? Dims : 1];
   int64_t strides[Dims > 0 ? Dims : 1];
 };
