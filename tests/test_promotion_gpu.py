@@ -52,8 +52,11 @@ def test_pytorch_pairs_give_torchs_dtype_and_bits(op, x_dtype):
     for number in (3, 2.5):
         if x_dtype == "bool" and op in ("div",):
             continue
-        expected = TORCH_OPS[op](x, torch.tensor(number, device=DEVICE)) if op == "maximum" else TORCH_OPS[op](x, number)
-        got = getattr(jitops, op)(x, number) if op != "maximum" else jitops.maximum(x, torch.tensor(number, device=DEVICE))
+        # torch.maximum takes no number; torch.div by a number multiplies by its reciprocal, by a 0-d tensor it
+        # divides (as jitops does): both take the 0-d tensor, weak like the number.
+        weak = torch.tensor(number, device=DEVICE) if op in ("maximum", "div") else number
+        expected = TORCH_OPS[op](x, weak)
+        got = getattr(jitops, op)(x, number) if op != "maximum" else jitops.maximum(x, weak)
         if expected.dtype != torch.bool:
             assert got.dtype == expected.dtype and torch.equal(got.double(), expected.double()), (x_dtype, number)
 
