@@ -34,6 +34,10 @@ void memory_order(const IterationSpace& s, const int* priority, int count, int* 
 void order_by_memory(IterationSpace& s, const int* priority, int count) {
   int order[kMaxDims + 16];
   memory_order(s, priority, count, order);
+  permute_dims(s, order);
+}
+
+void permute_dims(IterationSpace& s, const int* order) {
   IterationSpace sorted = s;
   for (int d = 0; d < s.ndim; ++d) {
     sorted.sizes[d] = s.sizes[order[d]];

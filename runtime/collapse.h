@@ -44,6 +44,9 @@ void collapse(IterationSpace& space);
 // (the larger stride goes outside); ties keep the logical order.
 void memory_order(const IterationSpace& space, const int* priority, int count, int* order);
 
+// Permutes the dims of `space`: dim d becomes order[d].
+void permute_dims(IterationSpace& space, const int* order);
+
 // Permutes the dims of `space` into memory_order, so that operands laid out
 // alike (transposed, channels-last) collapse as if they were contiguous.
 void order_by_memory(IterationSpace& space, const int* priority, int count);

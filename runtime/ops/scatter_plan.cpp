@@ -130,8 +130,21 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   p.space.operands = kScatterOperands;
   const bool linear_pass = p.op == kScatterMeanFinish || p.op == kScatterDetKeys || p.op == kScatterDetReduce;
   if (!linear_pass) {  // walk self as it lies in memory, then src (the linear passes keep the C order they sort by)
+    // An index that stays the same along some dims (index_add_'s, an expanded
+    // one) writes whole slices of self: along the dims it varies, self's stride
+    // counts as the widest for the order, so that the slices' dense dims go
+    // inside and the writes land side by side. A full index writes single
+    // elements at random: then src's layout decides.
+    IterationSpace key = p.space;
+    bool slices = false;
+    for (int d = 0; d < key.ndim; ++d) slices = slices || (key.strides[kIndexOperand][d] == 0 && key.sizes[d] > 1);
+    for (int d = 0; d < key.ndim && slices; ++d)
+      if (key.strides[kSelfOperand][d] == 0 && key.strides[kIndexOperand][d] != 0)
+        key.strides[kSelfOperand][d] = int64_t(1) << 62;
     const int priority[] = {kSelfOperand, kSrcOperand};
-    order_by_memory(p.space, priority, 2);
+    int order[kMaxDims + 16];
+    memory_order(key, priority, 2, order);
+    permute_dims(p.space, order);
   }
   collapse(p.space);
   plan.tunable = !linear_pass;
