@@ -15,6 +15,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "jitops/atomics.cuh"
 #include "jitops/histogram_params.h"
 #include "jitops/vector_units.cuh"
 
@@ -290,7 +291,7 @@ struct Binner {
     if (bin >= bins) bin = bins - 1;  // the last bin is closed: x == hi lands in it
     if (bin < 0) bin = 0;             // an integer range so wide that the product wrapped
     if (shared) atomicAdd(&shared[bin * stride], 1u);
-    else atomicAdd(&global[bin], 1ull);
+    else red_add(&global[bin], 1ull);
   }
 };
 
@@ -440,7 +441,7 @@ __device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) 
       // Rotated so that the lanes of a warp read different banks.
       for (int k = 0; k < p.copies; ++k) c += sub_histograms[bin * p.copies + ((k + bin) & (p.copies - 1))];
       if (p.single_block) static_cast<Out*>(p.out)[(long long)bin * p.out_stride] = count_as<Out>(c);
-      else if (c) atomicAdd(&block_counts[bin], c);
+      else if (c) red_add(&block_counts[bin], c);
     }
     if (p.single_block) return;  // one launch in all: the counts went straight out
   }

@@ -344,3 +344,31 @@ def test_deterministic_is_bitwise_reproducible(dtype):
             pos = scatter_positions(sidx.cpu().numpy(), 0)
             expect_reduced(results[0], before, pos, host(ssrc), "add" if name == "scatter_add_" else name,
                            name != "sum", dtype)
+
+
+@pytest.mark.parametrize("kind", ["sorted", "repeated"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32", "int64", "int8"])
+def test_sorted_and_repeated_indices_merge_across_warps(dtype, kind):
+    """Single elements landing on few destinations: lanes of a warp combine theirs before one atomic."""
+    rng = np.random.default_rng(seed("merge", dtype, kind))
+    n, dests = 100003, 3001
+    idx = np.sort(rng.integers(0, dests, n)) if kind == "sorted" else rng.choice(rng.integers(0, dests, 5), n)
+    for reduce, include_self in [("add", True)] + REDUCES:
+        for width in (1, 3):  # one column, and narrow rows (index expanded along them)
+            self_t = device_tensor(rng, (dests, width), dtype, "contiguous")
+            src_t = device_tensor(rng, (n, width), dtype, "contiguous")
+            if reduce == "prod" and dtype in EPS:
+                src_t = 1 + (src_t - src_t.mean()).clamp(-1, 1) * 0.001
+            elif reduce == "prod":
+                src_t = src_t.clamp(-1, 1).to(src_t.dtype)
+            before, terms = host(self_t), host(src_t)
+            index = torch.from_numpy(np.repeat(idx[:, None], width, 1)).to(DEVICE)
+            if reduce == "add":
+                jitops.scatter_add_(self_t, 0, index, src_t)
+            else:
+                jitops.scatter_reduce_(self_t, 0, index, src_t, reduce, include_self=include_self)
+            pos = scatter_positions(np.repeat(idx[:, None], width, 1), 0)
+            try:
+                expect_reduced(self_t, before, pos, terms, reduce, include_self, dtype)
+            except AssertionError as e:
+                raise AssertionError(f"reduce={reduce} include_self={include_self} width={width}: {e}") from None

@@ -130,14 +130,15 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   p.space.operands = kScatterOperands;
   const bool linear_pass = p.op == kScatterMeanFinish || p.op == kScatterDetKeys || p.op == kScatterDetReduce;
   if (!linear_pass) {  // walk self as it lies in memory, then src (the linear passes keep the C order they sort by)
-    // An index that stays the same along some dims (index_add_'s, an expanded
-    // one) writes whole slices of self: along the dims it varies, self's stride
-    // counts as the widest for the order, so that the slices' dense dims go
-    // inside and the writes land side by side. A full index writes single
-    // elements at random: then src's layout decides.
+    // An index that stays the same along a dim where self is dense
+    // (index_add_'s into a transposed self, an expanded one) writes runs of
+    // self: along the dims it varies, self's stride counts as the widest for
+    // the order, so that the runs go inside and the writes land side by side.
+    // Otherwise src's layout decides where self's does not.
     IterationSpace key = p.space;
-    bool slices = false;
-    for (int d = 0; d < key.ndim; ++d) slices = slices || (key.strides[kIndexOperand][d] == 0 && key.sizes[d] > 1);
+    bool slices = false;  // the index constant along a dim where self is dense
+    for (int d = 0; d < key.ndim; ++d)
+      slices = slices || (key.strides[kIndexOperand][d] == 0 && key.sizes[d] > 1 && key.strides[kSelfOperand][d] == 1);
     for (int d = 0; d < key.ndim && slices; ++d)
       if (key.strides[kSelfOperand][d] == 0 && key.strides[kIndexOperand][d] != 0)
         key.strides[kSelfOperand][d] = int64_t(1) << 62;
