@@ -159,53 +159,6 @@ __device__ __forceinline__ void scatter_offsets(const P& p, typename P::Linear l
   }
 }
 
-// A lane's value from lane `from` (any element type of up to 8 bytes).
-template <typename T>
-__device__ __forceinline__ T shuffle_from(unsigned mask, T v, int from) {
-  typedef typename same_size_word<sizeof(T)>::type W;
-  W w = 0;
-  memcpy(&w, &v, sizeof(T));
-  w = __shfl_sync(mask, w, from);
-  memcpy(&v, &w, sizeof(T));
-  return v;
-}
-
-// Lanes of a warp whose single elements land on the same destination (sorted
-// or repeated indices) combine them first; the lowest such lane applies the
-// result, one atomic instead of up to 32 contending on one address (a CAS
-// loop for products, float max and min). A warp with no shared destination
-// pays one match and one vote a unit.
-template <typename T, int Op, int Unroll, typename P, typename IndexT>
-__device__ __forceinline__ void merge_across_warp(const P& p, const bool (&valid)[Unroll], const bool (&bad)[Unroll],
-                                                  const IndexT (&raw)[Unroll], const typename P::Stride (&off)[Unroll][4],
-                                                  Pack<T, 1> (&src)[Unroll], bool (&merged)[Unroll]) {
-  const unsigned active = __activemask();
-  unsigned lane;
-  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-#pragma unroll
-  for (int k = 0; k < Unroll; ++k) {
-    const bool live = valid[k] && !bad[k] && !merged[k];
-    const long long dest = live ? (long long)(off[k][0] + (typename P::Stride)(int64_t)raw[k] * p.axis_stride)
-                                : -1ll - (long long)lane;
-    const unsigned peers = __match_any_sync(active, dest);
-    if (__all_sync(active, (peers & (peers - 1)) == 0)) continue;
-    T acc = src[k].v[0];
-    for (int from = 0; from < 32; ++from) {
-      const T other = shuffle_from(active, src[k].v[0], from);
-      if (from != int(lane) && ((peers >> from) & 1)) {
-        if constexpr (Op == kScatterAdd) acc = add_op(acc, other);
-        if constexpr (Op == kScatterMul) acc = mul_op(acc, other);
-        if constexpr (Op == kScatterMax) acc = max_op(acc, other);
-        if constexpr (Op == kScatterMin) acc = min_op(acc, other);
-      }
-    }
-    if (live) {
-      if (unsigned(__ffs(peers) - 1) == lane) src[k].v[0] = acc;
-      else merged[k] = true;
-    }
-  }
-}
-
 // Pass 2 and 3 for Unroll units whose index loads are done.
 // `position_of(k)` gives unit k's position in the index, for the report.
 template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, typename P, typename PositionOf>
@@ -244,9 +197,6 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
       }
     }
   }
-  if constexpr (Vec == 1 && !HasAlpha &&
-                (Op == kScatterAdd || Op == kScatterMul || Op == kScatterMax || Op == kScatterMin))
-    merge_across_warp<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
 #pragma unroll
   for (int k = 0; k < Unroll; ++k) {
     if (valid[k] && !bad[k] && !merged[k]) {

@@ -348,8 +348,8 @@ def test_deterministic_is_bitwise_reproducible(dtype):
 
 @pytest.mark.parametrize("kind", ["sorted", "repeated"])
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32", "int64", "int8"])
-def test_sorted_and_repeated_indices_merge_across_warps(dtype, kind):
-    """Single elements landing on few destinations: lanes of a warp combine theirs before one atomic."""
+def test_sorted_and_repeated_indices(dtype, kind):
+    """Single elements and narrow rows landing on few destinations, many terms each, every reduction."""
     rng = np.random.default_rng(seed("merge", dtype, kind))
     n, dests = 100003, 3001
     idx = np.sort(rng.integers(0, dests, n)) if kind == "sorted" else rng.choice(rng.integers(0, dests, 5), n)

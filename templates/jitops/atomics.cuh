@@ -26,9 +26,6 @@ template <typename T> __device__ __forceinline__ float to_float(T v) { return fl
 template <> __device__ __forceinline__ float to_float<__half>(__half v) { return __half2float(v); }
 template <> __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
 
-template <int Bytes> struct same_size_word { typedef unsigned int type; };  // 1-, 2- and 4-byte values
-template <> struct same_size_word<8> { typedef unsigned long long type; };
-
 template <typename T> struct Bits;
 template <> struct Bits<signed char> { typedef unsigned char type; };
 template <> struct Bits<unsigned char> { typedef unsigned char type; };
