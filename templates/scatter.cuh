@@ -159,6 +159,75 @@ __device__ __forceinline__ void scatter_offsets(const P& p, typename P::Linear l
   }
 }
 
+// Whether Op on T is a compare-and-swap loop (no hardware atomic): products,
+// floating max and min, and every op on 8- and 16-bit integers.
+template <typename T, int Op>
+struct IsCasOp {
+  static constexpr bool value = Op == kScatterMul ||
+                                ((Op == kScatterMax || Op == kScatterMin) &&
+                                 !(same_type<T, int>::value || same_type<T, long long>::value));
+};
+
+// What a run is combined in: float for 16-bit floats, int for 8- and 16-bit
+// integers (shuffles move 32 or 64 bits; a wrapped product's low bits are the
+// narrow type's), the type itself otherwise.
+template <typename T> struct RunValue { typedef T type; };
+template <> struct RunValue<__half> { typedef float type; };
+template <> struct RunValue<__nv_bfloat16> { typedef float type; };
+template <> struct RunValue<signed char> { typedef int type; };
+template <> struct RunValue<unsigned char> { typedef int type; };
+template <> struct RunValue<short> { typedef int type; };
+
+template <int Op, typename A>
+__device__ __forceinline__ A combine(A a, A b) {
+  if constexpr (Op == kScatterMul) {
+    if constexpr (same_type<A, int>::value) return int(unsigned(a) * unsigned(b));  // wraps, no overflow
+    else return a * b;
+  }
+  if constexpr (Op == kScatterMax) return max_op(a, b);
+  return min_op(a, b);
+}
+
+// Runs of lanes in a warp whose single elements go to one destination (sorted
+// indices) combine them, and the run's first lane applies one CAS loop instead
+// of the run contending on one address (a 32-way contention retries up to 32
+// times). A segmented tree over shuffles, in float for 16-bit floats (one
+// rounding, fewer than a chain of CAS updates); a warp with no run pays one
+// shuffle and one vote a unit. Lanes that share a destination but not a run
+// (A B A) stay apart, which is only slower.
+template <typename T, int Op, int Unroll, typename P, typename IndexT>
+__device__ __forceinline__ void combine_runs(const P& p, const bool (&valid)[Unroll], const bool (&bad)[Unroll],
+                                             const IndexT (&raw)[Unroll], const typename P::Stride (&off)[Unroll][4],
+                                             Pack<T, 1> (&src)[Unroll], bool (&merged)[Unroll]) {
+  typedef typename RunValue<T>::type A;
+  const unsigned active = __activemask();
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k) {
+    const bool live = valid[k] && !bad[k] && !merged[k];
+    const long long dest = live ? (long long)(off[k][0] + (typename P::Stride)(int64_t)raw[k] * p.axis_stride)
+                                : -1ll - (long long)lane;
+    const long long before = __shfl_up_sync(active, dest, 1);
+    const bool head = lane == 0 || !((active >> (lane - 1)) & 1) || before != dest;
+    const unsigned heads = __ballot_sync(active, head) | ~active;  // inactive lanes end runs
+    if (heads == 0xFFFFFFFFu) continue;
+    // This lane's run ends at the next head above it (or 32).
+    const unsigned above = lane == 31 ? 0u : heads & (0xFFFFFFFFu << (lane + 1));
+    const unsigned end = above ? unsigned(__ffs(above) - 1) : 32u;
+    A v = A(src[k].v[0]);
+#pragma unroll
+    for (unsigned step = 1; step < 32; step <<= 1) {
+      const A other = __shfl_down_sync(active, v, step);
+      if (lane + step < end) v = combine<Op>(v, other);
+    }
+    if (live) {
+      if (head) src[k].v[0] = T(v);
+      else merged[k] = true;
+    }
+  }
+}
+
 // Pass 2 and 3 for Unroll units whose index loads are done.
 // `position_of(k)` gives unit k's position in the index, for the report.
 template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, typename P, typename PositionOf>
@@ -197,6 +266,7 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
       }
     }
   }
+  if constexpr (Vec == 1 && IsCasOp<T, Op>::value) combine_runs<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
 #pragma unroll
   for (int k = 0; k < Unroll; ++k) {
     if (valid[k] && !bad[k] && !merged[k]) {

@@ -27,11 +27,21 @@ def one_column():
     return self_, src, idx32, idx32.long()
 
 
+def sorted_products():
+    g = torch.Generator(device="cuda").manual_seed(4)
+    self_ = 1 + 0.01 * torch.randn(566260, 1, device="cuda", generator=g)
+    src = 1 + 0.01 * torch.randn(17589925, 1, device="cuda", generator=g)
+    idx = torch.randint(0, 566260, (17589925, 1), device="cuda", generator=g).sort(dim=0).values
+    return self_, src, idx
+
+
 def calls():
     x, y = transposed_pair()
     out_like_y = torch.empty_like(y)  # y's strides: x is the strided read instead
     s, src, i32, i64 = one_column()
     a, b = s.clone(), s.clone()
+    ps, psrc, pidx = sorted_products()
+    pt = ps.clone()
     return {
         "minimum jitops": lambda: jitops.minimum(x, y),
         "minimum torch": lambda: torch.minimum(x, y),
@@ -58,6 +68,7 @@ def main():
         print(f"{timer.median_us(fn, reps=30):9.1f} us  {name}", flush=True)
     x, y = transposed_pair()
     print(jitops.explain(jitops.minimum, x, y)[0])
+    print(jitops.tune(jitops.minimum, x, y, reps=10))
 
 
 if __name__ == "__main__":
