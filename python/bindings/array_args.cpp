@@ -109,7 +109,7 @@ CallArrays::CallArrays(const OperandArg* operand_list, size_t count, py::handle 
   } operands{operand_list, operand_list + count};
   // Phase 1: kinds and devices, before anything is exported.
   size_t i = 0;
-  bool any_torch = false, any_cupy = false;
+  bool any_torch = false, any_cupy = false, host = false;
   const char* device_from = nullptr;
   for (const OperandArg& op : operands) {
     Entry& e = entries_[i++];
@@ -124,10 +124,15 @@ CallArrays::CallArrays(const OperandArg* operand_list, size_t count, py::handle 
     int dev = -1;
     switch (e.kind) {
       case ArrayKind::Host:
-        throw HostOperands();
+        host = true;  // raised once every PyTorch operand had its say (one may require grad)
+        continue;
       case ArrayKind::Torch:
+        check_torch_route(op.object.ptr());
         dev = torch_device(op.object.ptr());
-        if (dev < 0) throw HostOperands();
+        if (dev < 0) {
+          host = true;
+          continue;
+        }
         any_torch = true;
         break;
       case ArrayKind::DeviceArray:
@@ -139,7 +144,10 @@ CallArrays::CallArrays(const OperandArg* operand_list, size_t count, py::handle 
       default: {
         py::tuple d = op.object.attr("__dlpack_device__")();
         int type = d[0].cast<int>();
-        if (type == dlpack::kCPU || type == dlpack::kCUDAHost) throw HostOperands();
+        if (type == dlpack::kCPU || type == dlpack::kCUDAHost) {
+          host = true;
+          continue;
+        }
         if (type != dlpack::kCUDA && type != dlpack::kCUDAManaged)
           throw value_error(std::string(op.name) + ": expected a CUDA or host array (got DLPack device type " +
                             std::to_string(type) + ")");
@@ -155,6 +163,8 @@ CallArrays::CallArrays(const OperandArg* operand_list, size_t count, py::handle 
       device_from = op.name;
     }
   }
+  if (host) throw HostOperands();
+  any_torch_ = any_torch;
   // Phase 2: the stream the kernels run on, and the DLPack handshake value.
   if (!stream.is_none()) {
     stream_ = parse_stream(stream);
@@ -241,6 +251,7 @@ py::object CallArrays::allocate(size_t slot, size_t like, const std::vector<int6
     return e.object;
   }
   Entry& e = entries_[slot];
+  e.allocated = true;
   py::object out;
   wrap_for_jax_ = l.kind == ArrayKind::Jax;
   if (l.kind == ArrayKind::Torch) {
@@ -307,6 +318,8 @@ void CallArrays::check_out(size_t slot, const std::vector<int64_t>& shape, DType
 py::object CallArrays::finish(py::object out, size_t slot) {
   const Entry& e = entries_[slot];
   if (e.kind == ArrayKind::DeviceArray) out.cast<DeviceArray&>().last_stream = reinterpret_cast<uintptr_t>(stream_);
+  // A tensor of the caller's written in place (self, out=): autograd must see the write.
+  if (e.kind == ArrayKind::Torch && !e.allocated) torch_bump_version(out.ptr());
   // JAX arrays are immutable: the result is computed into jitops memory and
   // handed to JAX through DLPack once the kernels are queued.
   if (wrap_for_jax_) return outputs_module().attr("to_jax")(out);

@@ -46,6 +46,7 @@ class CallArrays {
   int device() const { return device_; }  // -1: only virtual arrays
   CUstream stream() const { return stream_; }
   bool is_virtual() const { return virtual_; }
+  bool any_torch() const { return any_torch_; }
 
   // A new output shaped like `shape`, of the caller's array type (that of
   // operand `like`); its descriptor lands in slot `slot`.
@@ -57,7 +58,8 @@ class CallArrays {
   // does not overlap the inputs (`allow_same_view`: except an input that is
   // the very same view, which elementwise ops may overwrite).
   void check_out(size_t slot, const std::vector<int64_t>& shape, DType dtype, bool allow_same_view = false) const;
-  // Hands a finished output to the caller (JAX outputs are wrapped here).
+  // Hands a finished output to the caller (JAX outputs are wrapped here; a
+  // PyTorch tensor of the caller's that was written gets its version bumped).
   pybind11::object finish(pybind11::object out, size_t slot);
 
  private:
@@ -68,6 +70,7 @@ class CallArrays {
     ArrayKind kind = ArrayKind::Host;
     TensorDesc desc;
     void* managed = nullptr;  // a consumed DLPack tensor to release
+    bool allocated = false;   // made by allocate(), not the caller's
   };
   void parse(Entry& e, pybind11::handle obj);
   static constexpr size_t kMaxOperands = 9;
@@ -76,6 +79,7 @@ class CallArrays {
   int device_ = -1;
   CUstream stream_ = nullptr;
   bool virtual_ = false;
+  bool any_torch_ = false;
   bool wrap_for_jax_ = false;
 };
 

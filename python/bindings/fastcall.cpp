@@ -44,6 +44,18 @@ int64_t int_arg(PyObject* value, const char* name) {
   return v;
 }
 
+namespace {
+// fn(name, *args, **kwargs) for a fastcall's own arguments.
+PyObject* call_with_name(PyObject* fn, const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  py::str op(name);
+  std::vector<PyObject*> all(size_t(1 + nargs + nkw));
+  all[0] = op.ptr();
+  for (Py_ssize_t i = 0; i < nargs + nkw; ++i) all[size_t(1 + i)] = args[i];
+  return PyObject_Vectorcall(fn, all.data(), size_t(1 + nargs), kwnames);
+}
+}  // namespace
+
 PyObject* run_on_host(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   // Not a plain function-local static: its initializer runs Python code, which may
   // release the GIL; a second thread waiting on the static's guard while holding the
@@ -54,13 +66,29 @@ PyObject* run_on_host(const char* name, PyObject* const* args, Py_ssize_t nargs,
       storage.call_once_and_store_result([] { return py::object(py::module_::import("jitops._host").attr("run_op")); })
           .get_stored()
           .ptr();
-  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  py::str op(name);
-  std::vector<PyObject*> all(size_t(1 + nargs + nkw));
-  all[0] = op.ptr();
-  for (Py_ssize_t i = 0; i < nargs + nkw; ++i) all[size_t(1 + i)] = args[i];
-  return PyObject_Vectorcall(run_op, all.data(), size_t(1 + nargs), kwnames);
+  return call_with_name(run_op, name, args, nargs, kwnames);
 }
+
+PyObject* run_through_torch(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;  // see run_on_host
+  PyObject* call = storage.call_once_and_store_result([] {
+                         return py::object(py::module_::import("jitops._torch.dispatch").attr("call"));
+                       }).get_stored().ptr();
+  return call_with_name(call, name, args, nargs, kwnames);
+}
+
+bool& torch_routing_enabled() {
+  thread_local bool enabled = true;
+  return enabled;
+}
+
+RouteScope::RouteScope(bool differentiable) : saved_(torch_route()) {
+  torch_route() = !torch_routing_enabled() ? TorchRoute::None
+                  : differentiable          ? TorchRoute::Autograd
+                                            : TorchRoute::Subclass;
+}
+
+RouteScope::~RouteScope() { torch_route() = saved_; }
 
 PyObject* translate_current_exception() {
   try {

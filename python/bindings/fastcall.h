@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "python/bindings/array_args.h"
+#include "python/bindings/torch_tensors.h"
 
 namespace jitops {
 
@@ -19,6 +20,7 @@ struct FastSignature {
   int count;
   int positional;  // parameters that may be passed by position
   int required;    // the first `required` must be given
+  bool differentiable = true;  // PyTorch tensors that require grad go through jitops._torch
 };
 
 // Fills `out[i]` with parameter i (borrowed), or nullptr when not given.
@@ -31,6 +33,26 @@ int64_t int_arg(PyObject* value, const char* name);
 
 // Runs `name` through the host path: jitops._host.run_op(name, *args, **kwargs).
 PyObject* run_on_host(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
+
+// Runs `name` through PyTorch's dispatcher (autograd, tracing):
+// jitops._torch.dispatch.call(name, *args, **kwargs).
+PyObject* run_through_torch(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
+
+// Whether this thread's calls check PyTorch tensors for autograd and tracing
+// (off while jitops' custom ops run their own kernels).
+bool& torch_routing_enabled();
+
+// Sets the current thread's routing for one call, and restores it after.
+class RouteScope {
+ public:
+  explicit RouteScope(bool differentiable);
+  ~RouteScope();
+  RouteScope(const RouteScope&) = delete;
+  RouteScope& operator=(const RouteScope&) = delete;
+
+ private:
+  TorchRoute saved_;
+};
 
 // Autotuning (runtime/tuning.h): true when the call just made resolved a
 // point with no tuning result while autotuning is on.
@@ -56,11 +78,14 @@ PyObject* fast_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObjec
     parse_fast_args(Sig, args, nargs, kwnames, params);
     autotune_requested();  // drops a request left by a call that failed after planning
     try {
+      RouteScope route(Sig.differentiable);
       PyObject* result = Body(params).release().ptr();
       if (autotune_requested()) return autotune_after(Sig.function, args, nargs, kwnames, result);
       return result;
     } catch (const HostOperands&) {
       return run_on_host(Sig.function, args, nargs, kwnames);
+    } catch (const TorchDispatch&) {
+      return run_through_torch(Sig.function, args, nargs, kwnames);
     }
   } catch (...) {
     return translate_current_exception();

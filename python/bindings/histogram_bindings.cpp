@@ -45,7 +45,7 @@ DType dtype_object(PyObject* v, const char* name) {
 enum Slot : size_t { kSlotX = 0, kSlotOut = 1 };
 
 const char* const kHistcNames[] = {"x", "bins", "min", "max", "out", "counts_dtype", "stream", "_explain"};
-const FastSignature kHistcSig{"histc", kHistcNames, 8, 5, 1};
+const FastSignature kHistcSig{"histc", kHistcNames, 8, 5, 1, false};  // no gradient, as torch.histc
 py::object histc_body(PyObject* const* a) {
   CallArrays call({{"x", a[0]}, {"out", or_none(a[4]), true}}, or_none(a[6]));
   enter_call(call);

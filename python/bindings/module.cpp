@@ -10,6 +10,7 @@
 #include "python/bindings/array_args.h"
 #include "python/bindings/device_array.h"
 #include "python/bindings/errors.h"
+#include "python/bindings/fastcall.h"
 #include "runtime/arg_error.h"
 #include "runtime/collapse.h"
 #include "runtime/device_context.h"
@@ -42,6 +43,16 @@ PYBIND11_MODULE(_core, m) {
   bind_histogram_ops(m);
   bind_tuning(m);
 
+  m.def(
+      "_torch_routing",
+      [](bool enabled) {
+        const bool previous = torch_routing_enabled();
+        torch_routing_enabled() = enabled;
+        return previous;
+      },
+      py::arg("enabled"),
+      "Whether this thread's calls hand PyTorch tensors that need autograd or tracing to jitops._torch "
+      "(off while its custom ops run their kernels); returns the previous setting.");
   m.def("configure",
         [](std::vector<std::string> nvrtc_dirs, std::vector<std::string> include_dirs, std::string cache_dir,
            bool cache_enabled, bool nvrtc_loader_fallback) {

@@ -12,6 +12,7 @@
 #include "python/bindings/op_runner.h"
 #include "python/bindings/scalar_arg.h"
 #include "python/bindings/stream_scratch.h"
+#include "python/bindings/torch_tensors.h"
 #include "runtime/arg_error.h"
 #include "runtime/driver_api.h"
 #include "runtime/ops/row_sum_plan.h"
@@ -23,6 +24,12 @@ namespace jitops {
 namespace {
 
 enum Slot : size_t { kSlotSelf = 0, kSlotIndex = 1, kSlotSource = 2 };
+
+// torch.use_deterministic_algorithms(True) sends PyTorch tensors' floating sums
+// down the deterministic path, as PyTorch's index_add_ and scatter_add_ go.
+bool torch_asks_determinism(const CallArrays& call) {
+  return call.any_torch() && is_floating(call[kSlotSelf].dtype) && torch_deterministic_mode() != 0;
+}
 
 void check_writable_self(const CallArrays& call) {
   if (call.kind(kSlotSelf) == ArrayKind::Jax)
@@ -89,6 +96,7 @@ py::object index_add_like(PyObject* const* a, int op, int op_code, PyObject* alp
   CallArrays call({{"self", a[0]}, {"index", a[2]}, {"source", a[3]}}, or_none(a[5]));
   enter_call(call);
   check_writable_self(call);
+  if (!deterministic && op == kScatterAdd) deterministic = torch_asks_determinism(call);
   const int64_t dim = int_arg(a[1], "dim");
   ScatterProblem p = index_add_problem(call[kSlotSelf], dim, call[kSlotIndex], call[kSlotSource], op, op_code);
   if (alpha) {
@@ -147,6 +155,19 @@ py::object scatter_like(PyObject* const* a, const std::string& reduce, bool incl
   int count = 0;
   std::unique_ptr<StreamScratch> counts;
   const bool mean = reduce == "mean";
+  if (!deterministic && (op == kScatterAdd || (reduce == "prod" && is_floating(self.dtype))) &&
+      torch_asks_determinism(call)) {
+    if (reduce != "prod") {
+      deterministic = true;
+    } else if (torch_deterministic_mode() == 1) {
+      throw std::runtime_error("scatter_reduce_: reduce='prod' of floating values has no deterministic "
+                               "implementation, and torch.use_deterministic_algorithms(True) asks for one "
+                               "(PyTorch's scatter_reduce_ raises the same)");
+    } else if (PyErr_WarnEx(PyExc_UserWarning, "scatter_reduce_: reduce='prod' of floating values is not "
+                                               "deterministic (torch.use_deterministic_algorithms warn_only)", 1) < 0) {
+      throw py::error_already_set();
+    }
+  }
   if (deterministic && reduce == "prod" && is_floating(self.dtype))
     throw value_error("deterministic: supported for reduce='sum' and 'mean' (amax and amin are deterministic "
                       "already; got 'prod')");

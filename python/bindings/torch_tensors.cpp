@@ -18,6 +18,13 @@ struct TorchApi {
   PyObject* empty_strided;   // torch.empty_strided
   PyObject* dtype_device;    // kwnames ("dtype", "device")
   PyObject* current_stream;  // torch._C._cuda_getCurrentRawStream
+  PyObject* requires_grad;   // interned name
+  PyObject* grad_enabled;    // torch._C.is_grad_enabled
+  PyObject* increment_version;  // torch._C._increment_version
+  PyObject* deterministic;      // torch._C._get_deterministic_algorithms
+  PyObject* deterministic_warn_only;
+  PyTypeObject* tensor_type;     // torch.Tensor
+  PyTypeObject* parameter_type;  // torch.nn.Parameter
   PyObject* dtype_objects[kNumDTypes] = {};
   PyObject* devices[64] = {};  // torch.device("cuda", i), made on first use
 };
@@ -36,6 +43,15 @@ TorchApi& api() {
     a->empty_strided = py::object(torch.attr("empty_strided")).release().ptr();
     a->dtype_device = py::make_tuple("dtype", "device").release().ptr();
     a->current_stream = py::object(torch.attr("_C").attr("_cuda_getCurrentRawStream")).release().ptr();
+    a->requires_grad = PyUnicode_InternFromString("requires_grad");
+    py::object C = torch.attr("_C");
+    a->grad_enabled = py::object(C.attr("is_grad_enabled")).release().ptr();
+    a->increment_version = py::object(C.attr("_increment_version")).release().ptr();
+    a->deterministic = py::object(C.attr("_get_deterministic_algorithms")).release().ptr();
+    a->deterministic_warn_only = py::object(C.attr("_get_deterministic_algorithms_warn_only")).release().ptr();
+    a->tensor_type = reinterpret_cast<PyTypeObject*>(py::object(torch.attr("Tensor")).release().ptr());
+    a->parameter_type =
+        reinterpret_cast<PyTypeObject*>(py::object(torch.attr("nn").attr("Parameter")).release().ptr());
     for (int i = 0; i < kNumDTypes; ++i) {
       const char* name = dtype_table()[i].name;
       if (py::hasattr(torch, name)) a->dtype_objects[i] = py::object(torch.attr(name)).release().ptr();
@@ -91,6 +107,38 @@ void torch_describe(PyObject* tensor, const char* arg, TensorDesc& desc) {
 void* torch_data_ptr(PyObject* tensor) {
   py::object p = checked(PyObject_CallMethodNoArgs(tensor, api().data_ptr));
   return PyLong_AsVoidPtr(p.ptr());
+}
+
+TorchRoute& torch_route() {
+  thread_local TorchRoute route = TorchRoute::None;
+  return route;
+}
+
+void check_torch_route(PyObject* tensor) {
+  const TorchRoute route = torch_route();
+  if (route == TorchRoute::None) return;
+  TorchApi& a = api();
+  PyTypeObject* type = Py_TYPE(tensor);
+  if (type != a.tensor_type && type != a.parameter_type) throw TorchDispatch();
+  if (route != TorchRoute::Autograd) return;
+  // requires_grad first (one attribute read); grad mode only for a tensor that requires grad.
+  py::object rg = checked(PyObject_GetAttr(tensor, a.requires_grad));
+  if (rg.ptr() != Py_True) return;
+  py::object enabled = checked(PyObject_CallNoArgs(a.grad_enabled));
+  if (enabled.ptr() == Py_True) throw TorchDispatch();
+}
+
+void torch_bump_version(PyObject* tensor) {
+  PyObject* args[] = {tensor};
+  checked(PyObject_Vectorcall(api().increment_version, args, 1, nullptr));
+}
+
+int torch_deterministic_mode() {
+  TorchApi& a = api();
+  py::object on = checked(PyObject_CallNoArgs(a.deterministic));
+  if (on.ptr() != Py_True) return 0;
+  py::object warn = checked(PyObject_CallNoArgs(a.deterministic_warn_only));
+  return warn.ptr() == Py_True ? 2 : 1;
 }
 
 CUstream torch_current_stream(int device) {

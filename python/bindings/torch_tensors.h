@@ -9,6 +9,7 @@
 
 #include <cuda.h>
 
+#include <exception>
 #include <vector>
 
 #include "runtime/tensor_desc.h"
@@ -29,5 +30,29 @@ pybind11::object torch_empty(const std::vector<int64_t>& shape, DType dtype, int
 
 // The data pointer of a tensor.
 void* torch_data_ptr(PyObject* tensor);
+
+// What a call on PyTorch tensors must hand to jitops._torch (autograd,
+// tracing): the fast path computes only on plain tensors that need no graph.
+enum class TorchRoute : uint8_t {
+  None,      // compute here whatever the tensors are (the custom ops' own kernels)
+  Subclass,  // hand over tensor subclasses (FakeTensor, FunctionalTensor, ...): ops without a gradient
+  Autograd,  // ... and calls where a tensor requires grad with grad mode on
+};
+// Raised (and caught in fast_entry) when a call must go to jitops._torch.dispatch.
+struct TorchDispatch : std::exception {
+  const char* what() const noexcept override { return "the call goes through PyTorch's dispatcher"; }
+};
+// The current thread's routing: set per op by fast_entry; None while the
+// custom ops run their kernels (jitops._core._torch_routing).
+TorchRoute& torch_route();
+// Throws TorchDispatch when `tensor` needs the dispatcher under the current routing.
+void check_torch_route(PyObject* tensor);
+
+// Bumps a tensor's version counter (torch._C._increment_version), as every
+// in-place op and out= write does, so autograd sees the write.
+void torch_bump_version(PyObject* tensor);
+
+// torch.use_deterministic_algorithms: 0 off, 1 on, 2 on with warn_only.
+int torch_deterministic_mode();
 
 }  // namespace jitops

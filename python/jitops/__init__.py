@@ -12,7 +12,7 @@ launches it through the CUDA Driver API on the caller's stream.
 
 import atexit as _atexit
 
-from . import _config, _core, cache_admin
+from . import _config, _core, _torch_hooks, cache_admin
 from ._core import DeviceArray, VirtualArray
 from .errors import CompileError, CudaError, CudaUnavailableError, JitopsError
 from .explain import KernelReport, explain
@@ -84,6 +84,9 @@ def is_available():
 
 # Modules are unloaded at exit, while the driver is surely still there.
 _atexit.register(_core.clear_memory_cache)
+
+# torch.ops.jitops.* and torch.compile support, as soon as PyTorch is imported (never imported here).
+_torch_hooks.arm()
 
 if _config.os.environ.get("JITOPS_INDEX_CHECKS"):
     set_index_checks(_config.os.environ["JITOPS_INDEX_CHECKS"])

@@ -46,6 +46,18 @@ def _dtype_name(obj):
     return dtype if isinstance(dtype, str) else np.dtype(dtype).name
 
 
+def _refuse_autograd(name, inputs):
+    """No silent detachment: an input that requires grad, with grad mode on, is refused (as PyTorch refuses
+    to differentiate an op without a formula) rather than given an output outside the graph."""
+    for v in inputs:
+        if type(v).__module__.startswith("torch") and getattr(v, "requires_grad", False):
+            import torch
+
+            if torch.is_grad_enabled():
+                raise RuntimeError(f"ElementwiseKernel {name!r} has no backward, and an input requires grad: "
+                                   "call it under torch.no_grad() or on x.detach() if no gradient should flow")
+
+
 def _number_dtype(value):
     if isinstance(value, (bool, np.bool_)):
         return "bool"
@@ -136,6 +148,7 @@ class ElementwiseKernel:
 
     def __call__(self, *args, out=None, stream=None):
         inputs, outputs = self._split(args, out)
+        _refuse_autograd(self.name, inputs)
         operands = inputs + outputs
         dtypes = self._resolve(operands)
         load_outputs = any(o is not None for o in outputs)

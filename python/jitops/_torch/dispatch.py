@@ -1,0 +1,118 @@
+"""The calls jitops' C++ core hands to PyTorch's dispatcher (fastcall.h,
+TorchDispatch): a tensor argument requires grad with grad mode on, or is a
+tensor subclass (FakeTensor, FunctionalTensor). Each goes to jitops' custom
+op, whose autograd formula and fake implementation PyTorch then uses; an
+in-place op under autograd runs as gradients.InPlace.
+"""
+
+import inspect
+
+import torch
+
+from . import install
+from .library import deterministic_default
+
+_signatures = {}
+
+
+def _needs_grad(*values):
+    return torch.is_grad_enabled() and any(torch.is_tensor(v) and v.requires_grad for v in values)
+
+
+def _pair(v, kind):
+    if v is None:
+        return None
+    if isinstance(v, (list, tuple)):
+        return [kind(x) for x in v]
+    return [kind(v), kind(v)]
+
+
+def _in_place(name, self, args, tensors):
+    """The mutating op, through autograd when a tensor needs it."""
+    J = torch.ops.jitops
+    if _needs_grad(self, *tensors):
+        from .gradients import InPlace
+
+        return InPlace.apply(name, self, *args)
+    getattr(J, name + "_")(self, *args)
+    return self
+
+
+def _with_out(result, out):
+    if out is None:
+        return result
+    out.copy_(result)
+    return out
+
+
+def _run(name, a):
+    J = torch.ops.jitops
+    if name == "index_select":
+        return _with_out(J.index_select(a["x"], a["dim"], a["index"]), a["out"])
+    if name == "take":
+        return _with_out(J.take(a["x"], a["indices"], a["axis"]), a["out"])
+    if name == "gather":
+        return _with_out(J.gather(a["x"], a["dim"], a["index"]), a["out"])
+    if name == "index_add_":
+        det = bool(a["deterministic"]) or deterministic_default()
+        return _in_place("index_add", a["self"], (a["dim"], a["index"], a["source"], a["alpha"], det), (a["source"],))
+    if name == "index_copy_":
+        return _in_place("index_copy", a["self"], (a["dim"], a["index"], a["source"]), (a["source"],))
+    if name == "index_fill_":
+        value = a["value"]
+        if torch.is_tensor(value):
+            if value.requires_grad and torch.is_grad_enabled():
+                raise RuntimeError("index_fill_: value: a tensor that requires grad is not supported; pass a number, "
+                                   "or value.item() if it needs no gradient")
+            value = value.item()
+        return _in_place("index_fill", a["self"], (a["dim"], a["index"], value), ())
+    if name == "scatter_add_":
+        det = bool(a["deterministic"]) or deterministic_default()
+        return _in_place("scatter_add", a["self"], (a["dim"], a["index"], a["src"], det), (a["src"],))
+    if name == "scatter_reduce_":
+        det = bool(a["deterministic"]) or (deterministic_default() and a["reduce"] in ("sum", "mean"))
+        return _in_place("scatter_reduce", a["self"],
+                         (a["dim"], a["index"], a["src"], a["reduce"], bool(a["include_self"]), det), (a["src"],))
+    if name == "histc":
+        dtype = a["counts_dtype"]
+        if isinstance(dtype, str):
+            dtype = getattr(torch, dtype)
+        return _with_out(J.histc(a["x"], a["bins"], float(a["min"]), float(a["max"]), dtype), a["out"])
+    if name == "upsample_nearest2d":
+        return _with_out(J.upsample_nearest2d(a["x"], _pair(a["size"], int), _pair(a["scale_factor"], float)), a["out"])
+    if name == "upsample_nearest2d_backward":
+        return _with_out(J.upsample_nearest2d_backward(a["grad_output"], [int(s) for s in a["input_size"]],
+                                                       _pair(a["scale_factor"], float)), a["out"])
+    x, y = a["x"], a["y"]
+    if torch.is_tensor(x) and torch.is_tensor(y):
+        result = getattr(J, name)(x, y)
+    elif torch.is_tensor(x):
+        result = getattr(J, name + "_scalar")(x, y.item() if hasattr(y, "item") else y, False)
+    else:
+        result = getattr(J, name + "_scalar")(y, x.item() if hasattr(x, "item") else x, True)
+    return _with_out(result, a["out"])
+
+
+def call(name, *args, **kwargs):
+    """jitops.<name>(*args, **kwargs) on PyTorch tensors, through torch.ops.jitops."""
+    install()
+    from ..ops import OPS
+
+    fn = OPS[name][0]
+    sig = _signatures.get(name)
+    if sig is None:
+        sig = _signatures[name] = inspect.signature(fn)
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    a = bound.arguments
+    out = a.get("out")
+    if out is not None and _needs_grad(*a.values()):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    stream = a.get("stream")
+    if stream is None:
+        return _run(name, a)
+    from .._streams import stream_handle
+
+    with torch.cuda.stream(torch.cuda.ExternalStream(stream_handle(stream))):
+        return _run(name, a)
