@@ -10,21 +10,13 @@ import inspect
 import torch
 
 from . import install
-from .library import deterministic_default
+from .library import deterministic_default, pair, with_out
 
 _signatures = {}
 
 
 def _needs_grad(*values):
     return torch.is_grad_enabled() and any(torch.is_tensor(v) and v.requires_grad for v in values)
-
-
-def _pair(v, kind):
-    if v is None:
-        return None
-    if isinstance(v, (list, tuple)):
-        return [kind(x) for x in v]
-    return [kind(v), kind(v)]
 
 
 def _in_place(name, self, args, tensors):
@@ -38,21 +30,14 @@ def _in_place(name, self, args, tensors):
     return self
 
 
-def _with_out(result, out):
-    if out is None:
-        return result
-    out.copy_(result)
-    return out
-
-
 def _run(name, a):
     J = torch.ops.jitops
     if name == "index_select":
-        return _with_out(J.index_select(a["x"], a["dim"], a["index"]), a["out"])
+        return with_out(J.index_select(a["x"], a["dim"], a["index"]), a["out"])
     if name == "take":
-        return _with_out(J.take(a["x"], a["indices"], a["axis"]), a["out"])
+        return with_out(J.take(a["x"], a["indices"], a["axis"]), a["out"])
     if name == "gather":
-        return _with_out(J.gather(a["x"], a["dim"], a["index"]), a["out"])
+        return with_out(J.gather(a["x"], a["dim"], a["index"]), a["out"])
     if name == "index_add_":
         det = bool(a["deterministic"]) or deterministic_default()
         return _in_place("index_add", a["self"], (a["dim"], a["index"], a["source"], a["alpha"], det), (a["source"],))
@@ -77,12 +62,12 @@ def _run(name, a):
         dtype = a["counts_dtype"]
         if isinstance(dtype, str):
             dtype = getattr(torch, dtype)
-        return _with_out(J.histc(a["x"], a["bins"], float(a["min"]), float(a["max"]), dtype), a["out"])
+        return with_out(J.histc(a["x"], a["bins"], float(a["min"]), float(a["max"]), dtype), a["out"])
     if name == "upsample_nearest2d":
-        return _with_out(J.upsample_nearest2d(a["x"], _pair(a["size"], int), _pair(a["scale_factor"], float)), a["out"])
+        return with_out(J.upsample_nearest2d(a["x"], pair(a["size"], int), pair(a["scale_factor"], float)), a["out"])
     if name == "upsample_nearest2d_backward":
-        return _with_out(J.upsample_nearest2d_backward(a["grad_output"], [int(s) for s in a["input_size"]],
-                                                       _pair(a["scale_factor"], float)), a["out"])
+        return with_out(J.upsample_nearest2d_backward(a["grad_output"], [int(s) for s in a["input_size"]],
+                                                       pair(a["scale_factor"], float)), a["out"])
     x, y = a["x"], a["y"]
     if torch.is_tensor(x) and torch.is_tensor(y):
         result = getattr(J, name)(x, y)
@@ -90,7 +75,7 @@ def _run(name, a):
         result = getattr(J, name + "_scalar")(x, y.item() if hasattr(y, "item") else y, False)
     else:
         result = getattr(J, name + "_scalar")(y, x.item() if hasattr(x, "item") else x, True)
-    return _with_out(result, a["out"])
+    return with_out(result, a["out"])
 
 
 def call(name, *args, **kwargs):

@@ -10,37 +10,22 @@ import torch
 
 from .. import ops as _ops
 from . import install
-from .library import deterministic_default
+from .library import deterministic_default, pair, with_out
 
 _registered = False
-
-
-def _out(result, out):
-    if out is None:
-        return result
-    out.copy_(result)
-    return out
-
-
-def _pair(v, kind):
-    if v is None:
-        return None
-    if isinstance(v, (list, tuple)):
-        return [kind(x) for x in v]
-    return [kind(v), kind(v)]
 
 
 def _polyfills():
     # Dynamo traces torch.ops.jitops.* reached through the torch module (a namespace object held in a
     # closure is not something it can wrap).
     def index_select(x, dim, index, out=None, *, stream=None):
-        return _out(torch.ops.jitops.index_select(x, dim, index), out)
+        return with_out(torch.ops.jitops.index_select(x, dim, index), out)
 
     def take(x, indices, axis=None, out=None, *, stream=None):
-        return _out(torch.ops.jitops.take(x, indices, axis), out)
+        return with_out(torch.ops.jitops.take(x, indices, axis), out)
 
     def gather(x, dim, index, out=None, *, stream=None):
-        return _out(torch.ops.jitops.gather(x, dim, index), out)
+        return with_out(torch.ops.jitops.gather(x, dim, index), out)
 
     def index_add_(self, dim, index, source, alpha=1, *, deterministic=False, stream=None):
         self.copy_(torch.ops.jitops.index_add(self, dim, index, source, alpha, deterministic or deterministic_default()))
@@ -65,14 +50,14 @@ def _polyfills():
 
     def histc(x, bins=100, min=0, max=0, out=None, *, counts_dtype=None, stream=None):
         dtype = getattr(torch, counts_dtype) if isinstance(counts_dtype, str) else counts_dtype
-        return _out(torch.ops.jitops.histc(x, bins, float(min), float(max), dtype), out)
+        return with_out(torch.ops.jitops.histc(x, bins, float(min), float(max), dtype), out)
 
     def upsample_nearest2d(x, size=None, scale_factor=None, out=None, *, stream=None):
-        return _out(torch.ops.jitops.upsample_nearest2d(x, _pair(size, int), _pair(scale_factor, float)), out)
+        return with_out(torch.ops.jitops.upsample_nearest2d(x, pair(size, int), pair(scale_factor, float)), out)
 
     def upsample_nearest2d_backward(grad_output, input_size, scale_factor=None, out=None, *, stream=None):
-        return _out(torch.ops.jitops.upsample_nearest2d_backward(grad_output, [int(s) for s in input_size],
-                                                  _pair(scale_factor, float)), out)
+        return with_out(torch.ops.jitops.upsample_nearest2d_backward(grad_output, [int(s) for s in input_size],
+                                                  pair(scale_factor, float)), out)
 
     fills = {f.__name__: f for f in (index_select, take, gather, index_add_, index_copy_, index_fill_, scatter_add_,
                                      scatter_reduce_, histc, upsample_nearest2d, upsample_nearest2d_backward)}
@@ -82,10 +67,10 @@ def _polyfills():
 
         def fn(x, y, out=None, *, stream=None):
             if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
-                return _out(getattr(torch.ops.jitops, name)(x, y), out)
+                return with_out(getattr(torch.ops.jitops, name)(x, y), out)
             if isinstance(x, torch.Tensor):
-                return _out(getattr(torch.ops.jitops, scalar_name)(x, y, False), out)
-            return _out(getattr(torch.ops.jitops, scalar_name)(y, x, True), out)
+                return with_out(getattr(torch.ops.jitops, scalar_name)(x, y, False), out)
+            return with_out(getattr(torch.ops.jitops, scalar_name)(y, x, True), out)
 
         return fn
 

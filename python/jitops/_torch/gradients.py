@@ -29,7 +29,8 @@ def _pad_to(grad, shape):
 # ---------------------------------------------------------------------------- the gather family
 
 
-def _index_select_setup(ctx, inputs, output):
+def _dim_index_setup(ctx, inputs, output):
+    """index_select's and gather's: the dim, x's shape, the index."""
     x, dim, index = inputs
     ctx.dim, ctx.shape = dim, x.shape
     ctx.save_for_backward(index)
@@ -61,12 +62,6 @@ def _take_backward(ctx, grad):
     flat = torch.where(flat < 0, flat + shape[a], flat)
     g = grad.reshape(tuple(shape[:a]) + (flat.numel(),) + tuple(shape[a + 1:]))
     return J.index_add(grad.new_zeros(shape), a, flat, g, 1, det), None, None
-
-
-def _gather_setup(ctx, inputs, output):
-    x, dim, index = inputs
-    ctx.dim, ctx.shape = dim, x.shape
-    ctx.save_for_backward(index)
 
 
 def _gather_backward(ctx, grad):
@@ -281,9 +276,9 @@ def _binary_formulas(name):
 
 
 FORMULAS = {
-    "index_select": (_index_select_setup, _index_select_backward),
+    "index_select": (_dim_index_setup, _index_select_backward),
     "take": (_take_setup, _take_backward),
-    "gather": (_gather_setup, _gather_backward),
+    "gather": (_dim_index_setup, _gather_backward),
     "index_add": (_index_add_setup, _index_add_backward),
     "index_copy": (_index_copy_setup, _index_copy_backward),
     "index_fill": (_index_fill_setup, _index_fill_backward),

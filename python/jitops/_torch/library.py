@@ -41,6 +41,23 @@ def kernels_only():
         _core._torch_routing(previous)
 
 
+def with_out(result, out):
+    """`result`, or copied into the caller's out= and that returned."""
+    if out is None:
+        return result
+    out.copy_(result)
+    return out
+
+
+def pair(v, kind):
+    """size= / scale_factor= as the custom ops take them: None, or a list of two."""
+    if v is None:
+        return None
+    if isinstance(v, (list, tuple)):
+        return [kind(x) for x in v]
+    return [kind(v), kind(v)]
+
+
 def deterministic_default():
     """torch.use_deterministic_algorithms(True) makes jitops' sums deterministic too."""
     return torch.are_deterministic_algorithms_enabled()
