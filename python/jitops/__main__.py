@@ -144,6 +144,7 @@ def main(argv=None):
     bench.add_argument("--tune-reps", type=int, default=20, help="timed runs per candidate when tuning")
     bench.add_argument("--no-checks", action="store_true",
                        help="skip timing the index cases with index checks off (the cost of the default checks)")
+    bench.add_argument("--no-training", action="store_true", help="skip the training steps (forward + backward)")
     bench.add_argument("--sweep", action="store_true",
                        help="random realistic cases of every op family instead of the fixed ones (see --seed, --cases)")
     bench.add_argument("--seed", type=int, default=0, help="--sweep: the seed the cases are drawn from")

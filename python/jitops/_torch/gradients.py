@@ -29,6 +29,16 @@ def _pad_to(grad, shape):
 # ---------------------------------------------------------------------------- the gather family
 
 
+def _into_zeros(op, shape, like, *args):
+    """zeros(shape) with `op` (index_add, scatter_add) applied: in place on the new zeros when no graph is
+    being built (no copy of a tensor that may be a whole embedding table), functional under create_graph."""
+    zeros = like.new_zeros(shape)
+    if torch.is_grad_enabled():
+        return getattr(J, op)(zeros, *args)
+    getattr(J, op + "_")(zeros, *args)
+    return zeros
+
+
 def _dim_index_setup(ctx, inputs, output):
     """index_select's and gather's: the dim, x's shape, the index."""
     x, dim, index = inputs
@@ -38,7 +48,7 @@ def _dim_index_setup(ctx, inputs, output):
 
 def _index_select_backward(ctx, grad):
     (index,) = ctx.saved_tensors
-    return J.index_add(grad.new_zeros(ctx.shape), ctx.dim, index, grad, 1, deterministic_default()), None, None
+    return _into_zeros("index_add", ctx.shape, grad, ctx.dim, index, grad, 1, deterministic_default()), None, None
 
 
 def _take_setup(ctx, inputs, output):
@@ -52,21 +62,21 @@ def _take_backward(ctx, grad):
     shape, axis = ctx.shape, ctx.axis
     det = deterministic_default()
     if axis is None:
-        n = max(1, grad.new_zeros(shape).numel())
+        n = max(1, int(torch.Size(shape).numel()))
         flat = indices.reshape(-1)
         flat = torch.where(flat < 0, flat + n, flat)  # numpy.take's negative indices count from the end
-        g = J.index_add(grad.new_zeros(n), 0, flat, grad.reshape(-1), 1, det)
+        g = _into_zeros("index_add", (n,), grad, 0, flat, grad.reshape(-1), 1, det)
         return g.reshape(shape), None, None
     a = axis % len(shape)
     flat = indices.reshape(-1)
     flat = torch.where(flat < 0, flat + shape[a], flat)
     g = grad.reshape(tuple(shape[:a]) + (flat.numel(),) + tuple(shape[a + 1:]))
-    return J.index_add(grad.new_zeros(shape), a, flat, g, 1, det), None, None
+    return _into_zeros("index_add", shape, grad, a, flat, g, 1, det), None, None
 
 
 def _gather_backward(ctx, grad):
     (index,) = ctx.saved_tensors
-    return J.scatter_add(grad.new_zeros(ctx.shape), ctx.dim, index, grad, deterministic_default()), None, None
+    return _into_zeros("scatter_add", ctx.shape, grad, ctx.dim, index, grad, deterministic_default()), None, None
 
 
 # ---------------------------------------------------------------------------- the accumulate family

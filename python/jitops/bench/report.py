@@ -2,6 +2,8 @@
 as a chart (speedup over PyTorch and share of copy speed per case)."""
 
 from .checks import markdown_rows as checks_rows
+from .per_call import markdown_rows as per_call_rows
+from .training import markdown_rows as training_rows
 
 
 def markdown(report):
@@ -43,11 +45,9 @@ def markdown(report):
         times = sorted(compiles.values())
         lines.append(f"NVRTC compile per specialization over the {len(times)} the cases use: median "
                      f"{times[len(times) // 2]:.0f} ms, max {times[-1]:.0f} ms.")
+    lines += training_rows(report.get("training", []))
     if "per_call" in report:
-        lines.append("")
-        for name, row in report["per_call"].items():
-            lines.append(f"Per-call wall time, cached, tiny CUDA tensors, {name}: jitops {row['jitops_us']:.2f} us, "
-                         f"PyTorch {row['torch_us']:.2f} us.")
+        lines += per_call_rows(report["per_call"])
     return "\n".join(lines) + "\n"
 
 

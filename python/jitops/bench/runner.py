@@ -9,7 +9,9 @@ import sys
 
 from .cases import CASES
 from .checks import index_check_cost
-from .jit_costs import compile_and_load, per_call_us
+from .jit_costs import compile_and_load
+from .per_call import per_call_table
+from .training import run_training
 from .progress import Progress
 from .timing import Timer
 
@@ -185,15 +187,21 @@ def main(args):
         report["torch"] = torch.__version__
         print(f"GPU: {report['gpu']}, PyTorch {torch.__version__}")
         if not args.no_jit_costs:
-            report["per_call"] = per_call_us(torch, device)
-            for name, row in report["per_call"].items():
-                print(f"per-call wall time, cached, tiny tensors: {name}: jitops {row['jitops_us']:.2f} us, "
-                      f"PyTorch {row['torch_us']:.2f} us")
+            report["per_call"] = per_call_table(torch, device)
+            for kind, rows in report["per_call"].items():
+                for name, row in rows.items():
+                    print(f"per-call wall time ({kind}), cached, tiny tensors: {name}: jitops {row['jitops_us']:.2f} "
+                          f"us, PyTorch {row['torch_us']:.2f} us")
         bandwidth, refs, rows = run_cases(torch, device, args)
         report["copy_bandwidth_Bps"] = bandwidth
         report["launch_references"] = refs
         report["cases"] = rows
-        if not all(r["correct"] for r in rows):
+        if not args.no_training:
+            report["training"] = run_training(torch, Timer(torch, device), min(args.reps, 30))
+            for r in report["training"]:
+                print(f"training step {r['step']}: jitops {r['jitops_us']:.1f} us, PyTorch {r['torch_us']:.1f} us "
+                      f"({r['speedup']:.2f}x), gradients {'agree' if r['correct'] else 'DIFFER'}")
+        if not all(r["correct"] for r in rows + report.get("training", [])):
             print("some results differ from PyTorch", file=sys.stderr)
             status = 2
     if args.out:

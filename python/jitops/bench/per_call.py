@@ -1,0 +1,97 @@
+"""Per-call wall time of every op on tiny CUDA tensors, kernels cached,
+jitops beside PyTorch: the forward call alone, and forward plus backward with
+a gradient needed (the autograd path). Host cost, not GPU time: the loops
+queue work far faster than tiny kernels run, so each call's own overhead is
+what is measured. The sides alternate over rounds and each reports its
+median round (the host's speed drifts over seconds)."""
+
+import statistics
+
+from .jit_costs import _loop_us
+
+
+def _pairs(torch, device):
+    import jitops
+
+    F = torch.nn.functional
+    x = torch.randn(64, 16, device=device)
+    idx = torch.randint(0, 64, (8,), device=device)
+    gidx = torch.randint(0, 16, (64, 4), device=device)
+    sidx = torch.randint(0, 64, (8, 16), device=device)
+    src = torch.randn(8, 16, device=device)
+    acc, acc_ref = torch.zeros(64, 16, device=device), torch.zeros(64, 16, device=device)
+    img = torch.randn(1, 2, 8, 8, device=device)
+    gimg = torch.randn(1, 2, 16, 16, device=device)
+    y = torch.randn(64, 16, device=device)
+    flat = torch.randint(0, 1024, (8,), device=device)
+    forward = {
+        "index_select": (lambda: jitops.index_select(x, 0, idx), lambda: torch.index_select(x, 0, idx)),
+        "take": (lambda: jitops.take(x, flat), lambda: torch.take(x, flat)),
+        "gather": (lambda: jitops.gather(x, 1, gidx), lambda: torch.gather(x, 1, gidx)),
+        "index_add_": (lambda: jitops.index_add_(acc, 0, idx, src), lambda: acc_ref.index_add_(0, idx, src)),
+        "index_copy_": (lambda: jitops.index_copy_(acc, 0, idx[:1], src[:1]),
+                        lambda: acc_ref.index_copy_(0, idx[:1], src[:1])),
+        "index_fill_": (lambda: jitops.index_fill_(acc, 0, idx, 1.5), lambda: acc_ref.index_fill_(0, idx, 1.5)),
+        "scatter_add_": (lambda: jitops.scatter_add_(acc, 0, sidx, src), lambda: acc_ref.scatter_add_(0, sidx, src)),
+        "scatter_reduce_": (lambda: jitops.scatter_reduce_(acc, 0, sidx, src, "amax"),
+                            lambda: acc_ref.scatter_reduce_(0, sidx, src, "amax")),
+        "histc": (lambda: jitops.histc(x, 10, -2, 2), lambda: torch.histc(x, 10, -2, 2)),
+        "upsample_nearest2d": (lambda: jitops.upsample_nearest2d(img, scale_factor=2),
+                               lambda: F.interpolate(img, scale_factor=2, mode="nearest")),
+        "upsample_nearest2d_backward": (
+            lambda: jitops.upsample_nearest2d_backward(gimg, (1, 2, 8, 8), scale_factor=2),
+            lambda: torch.ops.aten.upsample_nearest2d_backward(gimg, [16, 16], [1, 2, 8, 8], 2.0, 2.0)),
+        "mul": (lambda: jitops.mul(x, y), lambda: torch.mul(x, y)),
+        "add number": (lambda: jitops.add(x, 2.0), lambda: torch.add(x, 2.0)),
+    }
+    xg, srcg, yg = x.clone().requires_grad_(), src.clone().requires_grad_(), y.clone().requires_grad_()
+    imgg = img.clone().requires_grad_()
+    g_sel, g_img = torch.ones(8, 16, device=device), torch.ones(1, 2, 16, 16, device=device)
+    backward = {
+        "index_select": (lambda: jitops.index_select(xg, 0, idx).backward(g_sel),
+                         lambda: torch.index_select(xg, 0, idx).backward(g_sel)),
+        "gather": (lambda: jitops.gather(xg, 1, gidx).sum().backward(), lambda: torch.gather(xg, 1, gidx).sum().backward()),
+        "index_add_": (lambda: jitops.index_add_(acc.clone(), 0, idx, srcg).sum().backward(),
+                       lambda: acc_ref.clone().index_add_(0, idx, srcg).sum().backward()),
+        "scatter_add_": (lambda: jitops.scatter_add_(acc.clone(), 0, sidx, srcg).sum().backward(),
+                         lambda: acc_ref.clone().scatter_add_(0, sidx, srcg).sum().backward()),
+        "upsample_nearest2d": (lambda: jitops.upsample_nearest2d(imgg, scale_factor=2).backward(g_img),
+                               lambda: F.interpolate(imgg, scale_factor=2, mode="nearest").backward(g_img)),
+        "mul": (lambda: jitops.mul(xg, yg).sum().backward(), lambda: torch.mul(xg, yg).sum().backward()),
+    }
+    return forward, backward
+
+
+def _alternate(torch, device, ours, theirs, calls, rounds):
+    for fn in (ours, theirs):
+        _loop_us(fn, max(30, calls // 10))
+    torch.cuda.synchronize(device)
+    times = {"jitops_us": [], "torch_us": []}
+    for _ in range(rounds):
+        for label, fn in (("jitops_us", ours), ("torch_us", theirs)):
+            times[label].append(_loop_us(fn, calls))
+            torch.cuda.synchronize(device)
+    return {label: statistics.median(v) for label, v in times.items()}
+
+
+def per_call_table(torch, device, calls=2000, rounds=5):
+    """{"forward": {op: {jitops_us, torch_us}}, "forward_backward": {...}}."""
+    forward, backward = _pairs(torch, device)
+    return {"forward": {n: _alternate(torch, device, o, t, calls, rounds) for n, (o, t) in forward.items()},
+            "forward_backward": {n: _alternate(torch, device, o, t, calls // 4, rounds)
+                                 for n, (o, t) in backward.items()}}
+
+
+def markdown_rows(table):
+    if not table:
+        return []
+    lines = ["", "Per-call wall time, tiny CUDA tensors, kernels cached (us a call; PyTorch / jitops in brackets):", "",
+             "| op | jitops forward | PyTorch forward | jitops fwd+bwd | PyTorch fwd+bwd |", "|---|---:|---:|---:|---:|"]
+    fb = table.get("forward_backward", {})
+    for name, row in table["forward"].items():
+        b = fb.get(name)
+        back = (f"{b['jitops_us']:.1f} | {b['torch_us']:.1f} ({b['torch_us'] / b['jitops_us']:.2f}x)" if b
+                else "- | -")
+        lines.append(f"| {name} | {row['jitops_us']:.2f} | {row['torch_us']:.2f} "
+                     f"({row['torch_us'] / row['jitops_us']:.2f}x) | {back} |")
+    return lines

@@ -1,0 +1,262 @@
+"""jitops in PyTorch training, on the GPU with jitops' kernels: gradients
+against PyTorch autograd (float32, float16, bfloat16, random data) and
+gradcheck in float64 for every differentiable op and argument; opcheck of
+every custom op; torch.compile(fullgraph=True) in the default mode, with
+mode="reduce-overhead" and with a dynamic dim; CUDA-graph capture of forward
+and backward; the determinism switch; the fast path's version counter and
+histc's output without a gradient."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+import jitops  # noqa: E402
+from jitops._torch import install  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+install()
+DEVICE = "cuda"
+J = torch.ops.jitops
+FLOATS = [torch.float32, torch.float16, torch.bfloat16]
+RTOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float64: 1e-12}
+
+
+def rand(*shape, dtype=torch.float32, positive=False, seed=0):
+    g = torch.Generator(device=DEVICE).manual_seed(seed)
+    t = torch.randn(*shape, device=DEVICE, generator=g, dtype=torch.float32)
+    return (t.abs() + 0.5 if positive else t).to(dtype).requires_grad_()
+
+
+def index(values):
+    return torch.tensor(values, device=DEVICE)
+
+
+# Each case: (jitops function, PyTorch function, input factory) over the same leaves.
+def _cases(dtype):
+    idx, rows = index([0, 2, 2, 4, 1]), index([[0, 1, 0, 2], [2, 2, 1, 0]])
+    return {
+        "index_select": (lambda x: jitops.index_select(x, 1, idx), lambda x: torch.index_select(x, 1, idx),
+                         lambda: (rand(4, 5, dtype=dtype),)),
+        "take": (lambda x: jitops.take(x, index([[3, -1], [0, 3]]), axis=1),
+                 lambda x: x[:, index([[3, 4], [0, 3]])],  # numpy.take: -1 is the last
+                 lambda: (rand(2, 5, 3, dtype=dtype),)),
+        "gather": (lambda x: jitops.gather(x, 1, rows), lambda x: torch.gather(x, 1, rows),
+                   lambda: (rand(2, 3, dtype=dtype),)),
+        "upsample": (lambda x: jitops.upsample_nearest2d(x, scale_factor=1.5),
+                     lambda x: F.interpolate(x, scale_factor=1.5, mode="nearest"),
+                     lambda: (rand(2, 3, 6, 5, dtype=dtype),)),
+        "upsample_channels_last": (
+            lambda x: jitops.upsample_nearest2d(x, size=(9, 7)), lambda x: F.interpolate(x, size=(9, 7), mode="nearest"),
+            lambda: (rand(2, 8, 6, 5, dtype=dtype).detach().to(memory_format=torch.channels_last).requires_grad_(),)),
+        "mul_broadcast": (lambda x, y: jitops.mul(x, y), torch.mul, lambda: (rand(4, 5, dtype=dtype), rand(5, dtype=dtype,
+                                                                                                         seed=1))),
+        "div": (lambda x, y: jitops.div(x, y), torch.div,
+                lambda: (rand(4, 5, dtype=dtype), rand(4, 1, dtype=dtype, positive=True, seed=1))),
+        "maximum": (lambda x, y: jitops.maximum(x, y), torch.maximum,
+                    lambda: (rand(4, 5, dtype=dtype), rand(4, 5, dtype=dtype, seed=1))),
+        "sub_number_first": (lambda x: jitops.sub(2.0, x), lambda x: 2.0 - x, lambda: (rand(4, 5, dtype=dtype),)),
+        "index_add_": (lambda s, src: jitops.index_add_(s.clone(), 0, idx, src, alpha=0.5),
+                       lambda s, src: s.clone().index_add_(0, idx, src, alpha=0.5),
+                       lambda: (rand(5, 3, dtype=dtype), rand(5, 3, dtype=dtype, seed=1))),
+        "index_copy_": (lambda s, src: jitops.index_copy_(s.clone(), 0, index([4, 0]), src),
+                        lambda s, src: s.clone().index_copy_(0, index([4, 0]), src),
+                        lambda: (rand(5, 3, dtype=dtype), rand(2, 3, dtype=dtype, seed=1))),
+        "index_fill_": (lambda s: jitops.index_fill_(s.clone(), 1, index([0, 2]), -1.5),
+                        lambda s: s.clone().index_fill_(1, index([0, 2]), -1.5), lambda: (rand(5, 3, dtype=dtype),)),
+        "scatter_add_": (lambda s, src: jitops.scatter_add_(s.clone(), 1, rows, src),
+                         lambda s, src: s.clone().scatter_add_(1, rows, src),
+                         lambda: (rand(2, 3, dtype=dtype), rand(2, 4, dtype=dtype, seed=1))),
+        **{f"scatter_reduce_{r}_{i}": (
+            lambda s, src, r=r, i=i: jitops.scatter_reduce_(s.clone(), 1, rows, src, r, include_self=i),
+            lambda s, src, r=r, i=i: s.clone().scatter_reduce_(1, rows, src, r, include_self=i),
+            lambda r=r: (rand(2, 3, dtype=dtype, positive=r == "prod"), rand(2, 4, dtype=dtype, positive=r == "prod",
+                                                                            seed=1)))
+           for r in ("sum", "mean", "prod", "amax", "amin") for i in (True, False)},
+    }
+
+
+CASES = ["index_select", "take", "gather", "upsample", "upsample_channels_last", "mul_broadcast", "div", "maximum",
+         "sub_number_first", "index_add_", "index_copy_", "index_fill_", "scatter_add_"] + [
+    f"scatter_reduce_{r}_{i}" for r in ("sum", "mean", "prod", "amax", "amin") for i in (True, False)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("case", CASES)
+def test_gradients_match_pytorch(case, dtype):
+    ours, theirs, make = _cases(dtype)[case]
+    inputs = make()
+    twins = tuple(t.detach().clone().requires_grad_() for t in inputs)
+    out, expected = ours(*inputs), theirs(*twins)
+    assert out.requires_grad and out.dtype == expected.dtype and out.shape == expected.shape
+    torch.testing.assert_close(out, expected, rtol=RTOL[dtype], atol=RTOL[dtype])
+    upstream = torch.randn(out.shape, device=DEVICE, dtype=torch.float32).to(out.dtype)
+    out.backward(upstream)
+    expected.backward(upstream)
+    for a, b in zip(inputs, twins):
+        torch.testing.assert_close(a.grad, b.grad, rtol=4 * RTOL[dtype], atol=4 * RTOL[dtype])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_gradcheck_float64(case):
+    ours, _, make = _cases(torch.float64)[case]
+    inputs = make()
+    if case.startswith(("scatter_reduce_amax", "scatter_reduce_amin")):  # ties are not differentiable: distinct values
+        inputs = tuple((torch.randperm(t.numel(), device=DEVICE, dtype=torch.float64).reshape(t.shape) + 10 * k)
+                       .requires_grad_() for k, t in enumerate(inputs))
+    assert torch.autograd.gradcheck(ours, inputs)
+
+
+def test_double_backward():
+    x = rand(3, 4, dtype=torch.float64)
+    assert torch.autograd.gradgradcheck(lambda x: jitops.index_select(x, 0, index([2, 0, 2])), (x,))
+    assert torch.autograd.gradgradcheck(lambda x: jitops.upsample_nearest2d(x, scale_factor=2),
+                                        (rand(1, 2, 3, 4, dtype=torch.float64),))
+    assert torch.autograd.gradgradcheck(lambda x, y: jitops.mul(x, y), (x, rand(4, dtype=torch.float64, seed=2)))
+
+
+def _opcheck_args():
+    from test_torch_wiring import OPCHECKS
+
+    def to_gpu(a):
+        return a.to(DEVICE) if torch.is_tensor(a) else a
+
+    return {name: tuple(to_gpu(a) for a in args) for name, args in OPCHECKS.items()}
+
+
+@pytest.mark.parametrize("name", ["index_select", "take", "gather", "index_add", "index_add_", "index_copy",
+                                  "index_copy_", "index_fill", "index_fill_", "scatter_add", "scatter_add_",
+                                  "scatter_reduce", "scatter_reduce_", "histc", "upsample_nearest2d",
+                                  "upsample_nearest2d_backward", "mul", "div_scalar"])
+def test_opcheck(name):
+    args = _opcheck_args()[name]
+    args = tuple(a.requires_grad_() if torch.is_tensor(a) and a.is_floating_point() and not name.endswith("_")
+                 and name != "histc" else a for a in args)
+    torch.library.opcheck(getattr(J, name).default, args)
+
+
+def gnn_layer(impl, x, src, dst, weight, n):
+    """Gather by edge source, scale, scatter_add_ by edge target; jitops or PyTorch ops."""
+    if impl == "jitops":
+        msgs = jitops.mul(jitops.index_select(x, 0, src), weight)
+        out = torch.zeros(n, x.shape[1], device=DEVICE, dtype=x.dtype)
+        return jitops.index_add_(out, 0, dst, msgs)
+    msgs = torch.index_select(x, 0, src) * weight
+    return torch.zeros(n, x.shape[1], device=DEVICE, dtype=x.dtype).index_add_(0, dst, msgs)
+
+
+def _graph_inputs(n=300, e=2000, f=16, seed=3):
+    g = torch.Generator(device=DEVICE).manual_seed(seed)
+    x = torch.randn(n, f, device=DEVICE, generator=g, requires_grad=True)
+    weight = torch.randn(f, device=DEVICE, generator=g, requires_grad=True)
+    src = torch.randint(0, n, (e,), device=DEVICE, generator=g)
+    dst = torch.randint(0, n, (e,), device=DEVICE, generator=g)
+    return x, src, dst, weight, n
+
+
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_compile_fullgraph_matches_pytorch(mode):
+    def step(impl, x, src, dst, weight, n):
+        h = gnn_layer(impl, x, src, dst, weight, n)
+        up = (jitops.upsample_nearest2d if impl == "jitops" else
+              lambda t, scale_factor: F.interpolate(t, scale_factor=scale_factor, mode="nearest"))(
+            h.reshape(1, 1, n, -1), scale_factor=2)
+        return (h * h).sum() + up.mean()
+
+    compiled = torch.compile(lambda *a: step("jitops", *a), fullgraph=True, mode=None if mode == "default" else mode)
+    for seed in (3, 4):
+        x, src, dst, weight, n = _graph_inputs(seed=seed)
+        xr, wr = x.detach().clone().requires_grad_(), weight.detach().clone().requires_grad_()
+        loss = compiled(x, src, dst, weight, n)
+        loss.backward()
+        ref = step("torch", xr, src, dst, wr, n)
+        ref.backward()
+        torch.testing.assert_close(loss, ref, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(x.grad, xr.grad, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(weight.grad, wr.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_compile_with_a_dynamic_dim():
+    compiled = torch.compile(lambda x, idx: jitops.gather(x, 1, idx).sum(1), fullgraph=True)
+    for n in (64, 100, 37):
+        x = torch.randn(n, 8, device=DEVICE)
+        idx = torch.randint(0, 8, (n, 3), device=DEVICE)
+        torch._dynamo.mark_dynamic(x, 0)
+        torch._dynamo.mark_dynamic(idx, 0)
+        torch.testing.assert_close(compiled(x, idx), torch.gather(x, 1, idx).sum(1))
+
+
+def test_cuda_graph_capture_of_forward_and_backward():
+    x, src, dst, weight, n = _graph_inputs()
+    static_x = x.detach().clone().requires_grad_()
+
+    def fwd_bwd():
+        static_x.grad = None
+        loss = gnn_layer("jitops", static_x, src, dst, weight.detach(), n).square().sum()
+        loss.backward()
+        return loss
+
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):  # warm-up: compiles and loads the kernels outside the capture
+            fwd_bwd()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    static_x.grad = None
+    with torch.cuda.graph(graph):
+        loss = gnn_layer("jitops", static_x, src, dst, weight.detach(), n).square().sum()
+        loss.backward()
+    for seed in (5, 6):
+        fresh = torch.randn(n, x.shape[1], device=DEVICE, generator=torch.Generator(device=DEVICE).manual_seed(seed))
+        with torch.no_grad():
+            static_x.copy_(fresh)
+            static_x.grad.zero_()
+        graph.replay()
+        xr = fresh.clone().requires_grad_()
+        ref = gnn_layer("torch", xr, src, dst, weight.detach(), n).square().sum()
+        ref.backward()
+        torch.testing.assert_close(loss, ref, rtol=1e-4, atol=1e-3)
+        torch.testing.assert_close(static_x.grad, xr.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_determinism_switch_gives_the_same_bits():
+    x, src, dst, weight, n = _graph_inputs(e=200000, seed=7)
+
+    def grads():
+        x.grad = weight.grad = None
+        gnn_layer("jitops", x, src, dst, weight, n).square().sum().backward()
+        return x.grad.clone(), weight.grad.clone()
+
+    torch.use_deterministic_algorithms(True)
+    try:
+        runs = [grads() for _ in range(4)]
+        self_t = torch.zeros(100, 32, device=DEVICE)
+        idx = torch.randint(0, 100, (100000,), device=DEVICE)
+        vals = torch.randn(100000, 32, device=DEVICE)
+        sums = [jitops.index_add_(self_t.clone(), 0, idx, vals) for _ in range(4)]
+    finally:
+        torch.use_deterministic_algorithms(False)
+    for r in runs[1:]:
+        assert torch.equal(r[0], runs[0][0]) and torch.equal(r[1], runs[0][1])
+    for s in sums[1:]:
+        assert torch.equal(s, sums[0])
+
+
+def test_fast_path_moves_the_version_counter_and_histc_has_no_gradient():
+    w = rand(5, 3)
+    saved = torch.randn(5, 3, device=DEVICE)
+    product = (w * saved).sum()
+    version = saved._version
+    jitops.index_add_(saved, 0, index([0, 4]), torch.randn(2, 3, device=DEVICE))  # no grad anywhere: fast path
+    assert saved._version > version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        product.backward()
+    x = rand(1000)
+    counts = jitops.histc(x, bins=10, min=-3, max=3)
+    assert not counts.requires_grad and counts.grad_fn is None
+    assert torch.equal(counts, torch.histc(x.detach(), bins=10, min=-3, max=3))
+    assert torch.histc(x, bins=10, min=-3, max=3).requires_grad is False
+    with torch.no_grad():  # grad mode off: the fast path, no graph
+        y = jitops.index_select(x, 0, index([1, 2]))
+    assert not y.requires_grad
