@@ -36,7 +36,7 @@ PruneResult prune_cache_directory(const std::string& directory, int64_t max_byte
     if (!is_kernel_file(name)) continue;
     struct stat st;
     const std::string path = directory + "/" + name;
-    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;  // a symbolic link is not followed
     entries.push_back({path, int64_t(st.st_size), st.st_mtim});
     result.kept_bytes += st.st_size;
   }
@@ -71,6 +71,6 @@ int64_t cache_max_bytes_from_env() {
   return int64_t(v);
 }
 
-void touch_cache_file(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
+void touch_cache_file(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW); }
 
 }  // namespace jitops

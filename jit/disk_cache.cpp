@@ -13,6 +13,7 @@
 #include <random>
 
 #include "jit/cache_prune.h"
+#include "jit/cache_trust.h"
 #include "jit/hash.h"
 
 namespace jitops {
@@ -99,8 +100,11 @@ std::optional<CompiledKernel> deserialize(const std::string& bytes, const std::s
   return k;
 }
 
-bool read_file(const std::string& path, std::string& out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// Reads a cache file it trusts (jit/cache_trust.h); `untrusted` says one was there but refused.
+bool read_trusted(const std::string& path, const std::string& dir, std::string& out, bool* untrusted) {
+  std::string why;
+  int fd = open_trusted(path, dir, O_RDONLY, untrusted, &why);
+  if (*untrusted) warn_untrusted(why);
   if (fd < 0) return false;
   struct stat st;
   bool ok = fstat(fd, &st) == 0;
@@ -124,21 +128,10 @@ void warn_once(const std::string& message) {
   });
 }
 
-bool make_dirs(const std::string& dir) {
-  std::string partial;
-  for (size_t i = 0; i <= dir.size(); ++i) {
-    if (i == dir.size() || dir[i] == '/') {
-      if (!partial.empty() && ::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
-    }
-    if (i < dir.size()) partial += dir[i];
-  }
-  return true;
-}
-
 bool write_atomically(const std::string& path, const std::string& bytes) {
   std::random_device rd;
   std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + hex64((uint64_t(rd()) << 32) | rd());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, cache_file_mode());
   if (fd < 0) return false;
   size_t done = 0;
   bool ok = true;
@@ -157,7 +150,7 @@ bool write_atomically(const std::string& path, const std::string& bytes) {
 class FileLock {
  public:
   explicit FileLock(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, cache_file_mode());
     if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
       ::close(fd_);
       fd_ = -1;
@@ -197,13 +190,13 @@ std::string cache_file_path(const std::string& key_text, int arch) {
 }
 
 namespace {
-// Reads and validates; `rejected` says a file was there but unusable.
+// Reads and validates; `rejected` says a file was there but unusable or untrusted.
 std::optional<CompiledKernel> read_validated(const std::string& key_text, int arch, bool* rejected) {
   *rejected = false;
   DiskCacheConfig config = disk_cache_config();
   if (!config.enabled || config.directory.empty()) return std::nullopt;
   std::string bytes;
-  if (!read_file(cache_file_path(key_text, arch), bytes)) return std::nullopt;
+  if (!read_trusted(cache_file_path(key_text, arch), config.directory, bytes, rejected)) return std::nullopt;
   auto k = deserialize(bytes, key_text);
   *rejected = !k;
   return k;
@@ -229,7 +222,13 @@ CompiledKernel load_or_compile(const std::string& key_text, int arch, const std:
     return *hit;
   }
   if (rejected) counters.rejected++;  // counted once, though the file is read again under the lock
-  if (!make_dirs(config.directory)) {
+  const Trust trust = directory_trust(config.directory);
+  if (!trust.ok) {  // nothing is read from it (above) nor written to it
+    warn_untrusted("the directory " + config.directory + " " + trust.why);
+    counters.misses++;
+    return compile();
+  }
+  if (!make_cache_dirs(config.directory)) {
     warn_once("cannot create the cache directory " + config.directory + " (" + std::strerror(errno) + ")");
     counters.misses++;
     return compile();

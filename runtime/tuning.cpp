@@ -1,16 +1,19 @@
 #include "runtime/tuning.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <cstdio>
-#include <fstream>
 #include <mutex>
 #include <shared_mutex>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "jit/cache_trust.h"
 #include "jit/disk_cache.h"
 
 namespace jitops {
@@ -53,8 +56,20 @@ thread_local bool t_autotune_request = false;
 void load_file(const DeviceInfo& device, Table& t) {
   const std::string path = tuning_file_path(device);
   if (path.empty()) return;
-  std::ifstream in(path);
-  if (!in) return;
+  // Only a file the cache trusts (jit/cache_trust.h): a planted one could pick launches that misbehave.
+  bool untrusted = false;
+  std::string why;
+  const int fd = open_trusted(path, path.substr(0, path.rfind('/')), O_RDONLY, &untrusted, &why, true);
+  if (untrusted) {
+    disk_cache_counters().rejected++;
+    warn_untrusted(why);
+  }
+  if (fd < 0) return;
+  std::string text;
+  char buffer[65536];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof(buffer))) > 0;) text.append(buffer, size_t(n));
+  ::close(fd);
+  std::istringstream in(text);
   std::unordered_map<uint64_t, std::pair<double, LaunchTuning>> fastest;
   std::string line;
   while (std::getline(in, line)) {

@@ -3,7 +3,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "jit/cache_prune.h"
+#include "jit/cache_trust.h"
 #include "jit/disk_cache.h"
 #include "jit/nvrtc_library.h"
 #include "jit/templates.h"
@@ -43,6 +47,30 @@ PYBIND11_MODULE(_core, m) {
   bind_histogram_ops(m);
   bind_tuning(m);
 
+  m.def(
+      "cache_directory_trust",
+      [](const std::string& dir) {
+        const Trust t = directory_trust(dir);
+        return py::make_tuple(t.ok, t.why);
+      },
+      py::arg("directory"), "(trusted, why not) of a cache directory (jit/cache_trust.h).");
+  m.def(
+      "cache_file_trust",
+      [](const std::string& path, const std::string& dir) {
+        bool untrusted = false;
+        std::string why;
+        const int fd = open_trusted(path, dir, O_RDONLY, &untrusted, &why, true);
+        if (fd >= 0) ::close(fd);
+        if (untrusted) {
+          disk_cache_counters().rejected++;
+          warn_untrusted(why);
+        }
+        return py::make_tuple(!untrusted, fd >= 0, why);
+      },
+      py::arg("path"), py::arg("directory"),
+      "(trusted, exists, why not) of a file in a directory inside the cache; an untrusted one counts as rejected.");
+  m.def("cache_modes", [] { return py::make_tuple(int(cache_file_mode()), int(cache_dir_mode())); },
+        "(file mode, directory mode) of what jitops creates in its cache.");
   m.def(
       "_torch_routing",
       [](bool enabled) {

@@ -63,12 +63,33 @@ def lifetime_counters(directory):
         return {}
 
 
+def ownership(directory):
+    """The directory's owner and mode, and whether jitops trusts it (jit/cache_trust.h) and why not."""
+    trusted, why = _core.cache_directory_trust(directory)
+    try:
+        st = os.stat(directory)
+    except FileNotFoundError:
+        return {"exists": False, "trusted": trusted}
+    try:
+        import pwd
+
+        owner = pwd.getpwuid(st.st_uid).pw_name
+    except (ImportError, KeyError):
+        owner = str(st.st_uid)
+    result = {"exists": True, "owner": owner, "uid": st.st_uid, "gid": st.st_gid, "mode": oct(st.st_mode & 0o7777),
+              "trusted": trusted, "shared_by_group": os.environ.get("JITOPS_CACHE_SHARED") == "group"}
+    if not trusted:
+        result["why_not"] = f"the directory {why}: jitops neither loads from it nor writes to it"
+    return result
+
+
 def info(directory):
     kernels = entries(directory)
     tuning_dir = os.path.join(directory, "tuning")
     tuning = sorted(os.listdir(tuning_dir)) if os.path.isdir(tuning_dir) else []
     return {
         "directory": directory,
+        "ownership": ownership(directory),
         "entries": len(kernels),
         "bytes": sum(e["bytes"] for e in kernels),
         "max_bytes": os.environ.get("JITOPS_CACHE_MAX_BYTES") or None,

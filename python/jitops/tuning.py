@@ -212,10 +212,14 @@ def tuning_file(device=0, arch=0):
 
 
 def _read(path):
-    """{(point, config): (median_us, description)} from a tuning file."""
+    """{(point, config): (median_us, description)} from a tuning file the cache trusts (an untrusted one
+    is refused with a warning and counted as rejected: it could choose launches that misbehave)."""
     entries = {}
+    trusted, exists, _ = _core.cache_file_trust(path, os.path.dirname(path))
+    if not trusted or not exists:
+        return entries
     try:
-        with open(path) as f:
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW)) as f:
             for line in f:
                 if line.startswith("#"):
                     continue
@@ -226,7 +230,7 @@ def _read(path):
                     entries[(fields[0], fields[1])] = (float(fields[2]), fields[3] if len(fields) > 3 else "")
                 except ValueError:
                     continue
-    except FileNotFoundError:
+    except (FileNotFoundError, OSError):
         pass
     return entries
 
@@ -243,8 +247,12 @@ def _store(device, arch, points, rows):
     if not path or not rows:
         return
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with _lock, open(path + ".lock", "a") as lock:
+        file_mode, dir_mode = _core.cache_modes()
+        os.makedirs(os.path.dirname(path), mode=dir_mode, exist_ok=True)
+        trusted, _, why = _core.cache_file_trust(path, os.path.dirname(path))
+        if not trusted:
+            raise OSError(why)
+        with _lock, open(os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, file_mode)) as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             entries = _read(path)
             for p in points:
@@ -252,6 +260,7 @@ def _store(device, arch, points, rows):
                     entries[(p["point"], r["config"])] = (r["median_us"], p["description"])
             info = _core.tuning_device(device, arch)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tuning-")
+            os.fchmod(fd, file_mode)
             with os.fdopen(fd, "w") as f:
                 f.write(f"# jitops tuning results v1: {info['name']} {info['arch']} driver {info['driver']}\n")
                 f.write("# point\tconfig\tmedian_us\tdescription\n")
