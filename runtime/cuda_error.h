@@ -23,6 +23,21 @@ class CudaFailure : public std::runtime_error {
   std::string message_;
 };
 
+// Device memory for an output or scratch could not be allocated (raised as
+// Python's MemoryError; PyTorch outputs come from PyTorch's allocator, which
+// raises its own torch.OutOfMemoryError).
+class OutOfDeviceMemory : public std::runtime_error {
+ public:
+  OutOfDeviceMemory(size_t bytes, int device, const std::string& what)
+      : std::runtime_error("jitops: out of memory on cuda:" + std::to_string(device) + " allocating " +
+                           std::to_string(bytes) + " bytes for " + what +
+                           " (free memory, use smaller inputs, or let PyTorch's caching allocator release some: "
+                           "torch.cuda.empty_cache())") {}
+};
+
+// Throws OutOfDeviceMemory for CUDA_ERROR_OUT_OF_MEMORY, CudaFailure for any other error.
+void check_allocation(int result, size_t bytes, int device, const char* what, const char* call);
+
 // The driver or NVRTC library could not be found or lacks a symbol.
 class LibraryUnavailable : public std::runtime_error {
  public:

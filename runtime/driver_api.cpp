@@ -1,7 +1,9 @@
 #include "runtime/driver_api.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
+#include <atomic>
 #include <mutex>
 
 #include "runtime/cuda_error.h"
@@ -11,6 +13,17 @@ namespace {
 
 #define JITOPS_STR2(x) #x
 #define JITOPS_STR(x) JITOPS_STR2(x)
+
+// Set in a child made by fork() after this process initialized CUDA: the
+// child inherits jitops' contexts and modules but the driver's state there is
+// unusable (calls fail or hang), so every CUDA use raises instead.
+std::atomic<bool> g_forked{false};
+constexpr const char* kForkedMessage =
+    "this process was made by fork() after its parent had initialized CUDA, and CUDA cannot be used in such a "
+    "child; use the 'spawn' start method (multiprocessing.get_context('spawn'), or torch.multiprocessing with "
+    "start_method='spawn'), as PyTorch requires";
+
+void after_fork_in_child() { g_forked.store(true); }
 
 struct LoadedDriver {
   DriverApi api;
@@ -48,6 +61,7 @@ LoadedDriver load_driver() {
   JITOPS_DRIVER_FUNCTIONS(JITOPS_LOAD_MEMBER)
 #undef JITOPS_LOAD_MEMBER
   CUresult r = loaded.api.cuInit(0);
+  if (r == CUDA_SUCCESS) pthread_atfork(nullptr, nullptr, &after_fork_in_child);
   if (r != CUDA_SUCCESS) {
     const char* name = nullptr;
     loaded.api.cuGetErrorName(r, &name);
@@ -66,6 +80,8 @@ const LoadedDriver& loaded_driver() {
 }  // namespace
 
 const DriverApi& driver() {
+  if (g_forked.load(std::memory_order_relaxed))
+    throw CudaFailure("fork", int(CUDA_ERROR_NOT_INITIALIZED), "CUDA_ERROR_NOT_INITIALIZED", kForkedMessage);
   const LoadedDriver& d = loaded_driver();
   if (!d.error.empty()) {
     if (d.init_code != 0) throw CudaFailure("cuInit", d.init_code, "cuInit", d.error);
@@ -75,9 +91,29 @@ const DriverApi& driver() {
 }
 
 bool driver_available(std::string* why) {
+  if (g_forked.load(std::memory_order_relaxed)) {
+    if (why) *why = kForkedMessage;
+    return false;
+  }
   const LoadedDriver& d = loaded_driver();
   if (why) *why = d.error;
   return d.error.empty();
+}
+
+bool is_sticky(int code) {
+  switch (code) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS: case CUDA_ERROR_ASSERT: case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION: case CUDA_ERROR_MISALIGNED_ADDRESS: case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC: case CUDA_ERROR_LAUNCH_FAILED: case CUDA_ERROR_ECC_UNCORRECTABLE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void check_allocation(int result, size_t bytes, int device, const char* what, const char* call) {
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) throw OutOfDeviceMemory(bytes, device, what);
+  check_cuda(CUresult(result), call);
 }
 
 void check_cuda(CUresult result, const char* call) {
@@ -87,7 +123,12 @@ void check_cuda(CUresult result, const char* call) {
   const char* message = nullptr;
   if (api.cuGetErrorName) api.cuGetErrorName(result, &name);
   if (api.cuGetErrorString) api.cuGetErrorString(result, &message);
-  throw CudaFailure(call, int(result), name ? name : "CUDA_ERROR_UNKNOWN", message ? message : "");
+  std::string text = message ? message : "";
+  if (is_sticky(int(result)))
+    text += ". The CUDA context is unusable: an earlier kernel in this process failed (a device-side assert or a "
+            "bad memory access, perhaps in another library), and every later CUDA call here fails the same way; "
+            "restart the process (CUDA_LAUNCH_BLOCKING=1 finds the failing kernel)";
+  throw CudaFailure(call, int(result), name ? name : "CUDA_ERROR_UNKNOWN", text);
 }
 
 }  // namespace jitops

@@ -60,8 +60,13 @@ struct DriverApi {
 // places it looked) or CudaFailure (cuInit failed, e.g. no GPU).
 const DriverApi& driver();
 
-// True when libcuda loads and cuInit succeeds; never throws.
+// True when libcuda loads and cuInit succeeds (and this is not a child forked
+// after CUDA was initialized); never throws.
 bool driver_available(std::string* why = nullptr);
+
+// Errors after which the context is unusable for the rest of the process
+// (CUDA_ERROR_ASSERT, CUDA_ERROR_ILLEGAL_ADDRESS, ...).
+bool is_sticky(int code);
 
 // Throws CudaFailure naming `call` when `result` is not CUDA_SUCCESS.
 void check_cuda(CUresult result, const char* call);

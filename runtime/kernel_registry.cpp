@@ -127,9 +127,13 @@ LoadedKernel::~LoadedKernel() {
   if (!module) return;
   std::string why;
   if (!driver_available(&why)) return;
-  device_context(device).make_current();
-  driver().cuModuleUnload(module);  // an error here (a dead context) leaves nothing to free
-  registry_counters().unloads++;
+  try {
+    device_context(device).make_current();
+    driver().cuModuleUnload(module);  // an error here (a dead context) leaves nothing to free
+    registry_counters().unloads++;
+  } catch (...) {
+    // Destructors must not throw: a context made unusable by an earlier error has nothing left to free.
+  }
 }
 
 LoadedKernelRef find_loaded(const KernelSpec& spec, int device) {

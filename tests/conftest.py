@@ -1,5 +1,8 @@
+import contextlib
+import fcntl
 import os
 import sys
+import tempfile
 
 import pytest
 
@@ -28,6 +31,38 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+_LOCKS = os.path.join(tempfile.gettempdir(), "jitops-gpu-tests")
+
+
+@contextlib.contextmanager
+def gpu_lock(exclusive=False):
+    """The GPU among pytest-xdist workers: tests share it, and a test that measures device memory (marker
+    exclusive_gpu) has it alone. A readers-writer lock over two files, the gate first, so a waiting
+    exclusive test is not starved by the shared ones that keep starting."""
+    with open(_LOCKS + ".gate", "a") as gate, open(_LOCKS + ".rw", "a") as rw:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(rw, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        finally:
+            if not exclusive:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(rw, fcntl.LOCK_UN)
+            if exclusive:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+
+
+@pytest.fixture(autouse=True)
+def _gpu_share(request):
+    if "gpu" not in request.keywords or GPU_SKIP_REASON is not None:
+        yield
+        return
+    with gpu_lock(exclusive="exclusive_gpu" in request.keywords):
+        yield
 
 
 @pytest.fixture

@@ -252,6 +252,7 @@ def test_cupy_in_cupy_out():
     assert_same_bits(cupy.asnumpy(got), host[[3, 4]])
 
 
+@pytest.mark.exclusive_gpu
 def test_jax_in_jax_out():
     jax = pytest.importorskip("jax")
     try:

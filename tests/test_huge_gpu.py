@@ -3,6 +3,7 @@ float16 elements, against PyTorch on the same GPU. Needs ~40 GB of GPU memory
 (an H100 or H200); skipped with the reason on smaller GPUs."""
 
 import pytest
+from conftest import gpu_lock
 
 import jitops
 
@@ -19,13 +20,15 @@ def enough_memory():
     if not torch.cuda.is_available() or torch.cuda.mem_get_info()[1] < (60 << 30):
         pytest.skip("needs a GPU with 60 GB or more")
     yield
-    torch.cuda.empty_cache()
+    with gpu_lock():  # giving memory back changes what a memory-measuring test on another worker reads
+        torch.cuda.empty_cache()
 
 
 @pytest.fixture(scope="module")
 def big8():
     g = torch.Generator(device=DEVICE).manual_seed(8)
-    x = torch.randint(-128, 128, (N8,), dtype=torch.int8, device=DEVICE, generator=g)
+    with gpu_lock():  # module-wide allocations happen between tests: under the shared lock too
+        x = torch.randint(-128, 128, (N8,), dtype=torch.int8, device=DEVICE, generator=g)
     yield x
     del x
 
@@ -33,7 +36,8 @@ def big8():
 @pytest.fixture(scope="module")
 def big16():
     g = torch.Generator(device=DEVICE).manual_seed(16)
-    x = torch.randn(N16, dtype=torch.float16, device=DEVICE, generator=g)
+    with gpu_lock():
+        x = torch.randn(N16, dtype=torch.float16, device=DEVICE, generator=g)
     yield x
     del x
 

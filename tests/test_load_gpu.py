@@ -133,6 +133,7 @@ def _device_used():
     return total - free
 
 
+@pytest.mark.exclusive_gpu
 def test_hundred_thousand_calls_keep_memory_flat():
     rounds = calls_for(7)
     x = torch.randn(64, 16, device=DEVICE)

@@ -1,5 +1,7 @@
 #include "python/bindings/device_array.h"
 
+#include "runtime/cuda_error.h"
+
 #include <pybind11/stl.h>
 
 #include <optional>
@@ -72,7 +74,7 @@ void check_host_buffer(const DeviceArray& a, const py::buffer_info& info, const 
 
 DeviceBuffer::DeviceBuffer(int device, size_t bytes) : device_(device), bytes_(bytes) {
   device_context(device).make_current();
-  if (bytes > 0) JITOPS_CU(driver().cuMemAlloc(&ptr_, bytes), "cuMemAlloc");
+  if (bytes > 0) check_allocation(driver().cuMemAlloc(&ptr_, bytes), bytes, device, "an array", "cuMemAlloc");
 }
 
 DeviceBuffer::~DeviceBuffer() {

@@ -38,6 +38,8 @@ void register_error_translators() {
     } catch (const CudaFailure& e) {
       py::gil_scoped_acquire gil;
       raise_python("CudaError", errors_module().attr("CudaError")(e.what(), e.call(), e.code(), e.name()));
+    } catch (const OutOfDeviceMemory& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
     } catch (const LibraryUnavailable& e) {
       py::gil_scoped_acquire gil;
       raise_python("CudaUnavailableError", errors_module().attr("CudaUnavailableError")(e.what()));

@@ -160,6 +160,24 @@ PYBIND11_MODULE(_core, m) {
     return py::make_tuple(ok, why);
   });
   m.def("device_count", [] { return device_count(); });
+  m.def(
+      "cuda_status",
+      [](int device) -> std::string {
+        std::string why;
+        if (!driver_available(&why)) return why;
+        try {
+          if (device >= device_count()) return "no CUDA device " + std::to_string(device);
+          device_context(device).make_current();
+          const CUresult r = driver().cuCtxSynchronize();  // an earlier failure in this context shows here
+          if (r != CUDA_SUCCESS) check_cuda(r, "cuCtxSynchronize");
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+        return "";
+      },
+      py::arg("device") = 0,
+      "Why CUDA is unusable on `device` in this process ('' when it works): no driver, a fork, an earlier "
+      "sticky error. Waits for the device's queued work.");
   m.def("device_info", [](int device) {
     const DeviceInfo& i = device_context(device).info();
     return py::dict(py::arg("name") = i.name, py::arg("arch") = i.arch(), py::arg("sm_count") = i.sm_count,

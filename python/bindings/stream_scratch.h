@@ -5,6 +5,7 @@
 #include <cuda.h>
 
 #include "python/bindings/array_args.h"
+#include "runtime/cuda_error.h"
 #include "runtime/device_context.h"
 #include "runtime/driver_api.h"
 
@@ -17,7 +18,8 @@ class StreamScratch {
   StreamScratch(const CallArrays& call, size_t words, unsigned fill, size_t filled = size_t(-1))
       : stream_(call.stream()) {
     device_context(call.device()).make_current();
-    JITOPS_CU(driver().cuMemAllocAsync(&ptr_, words * 4, stream_), "cuMemAllocAsync");
+    check_allocation(driver().cuMemAllocAsync(&ptr_, words * 4, stream_), words * 4, call.device(), "scratch",
+                     "cuMemAllocAsync");
     filled = filled < words ? filled : words;
     if (filled) JITOPS_CU(driver().cuMemsetD32Async(ptr_, fill, filled, stream_), "cuMemsetD32Async");
   }

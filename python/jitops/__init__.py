@@ -77,9 +77,16 @@ def synchronize(device=0):
     _core.synchronize(device)
 
 
-def is_available():
-    """True when a CUDA driver and GPU are usable."""
-    return bool(_core.driver_available()[0]) and _core.device_count() > 0
+def is_available(device=0):
+    """True when a CUDA driver and GPU are usable here: False with no driver or GPU, in a process forked
+    after CUDA was initialized, or after an earlier error (another library's device-side assert, say) left
+    the device's context unusable. :func:`cuda_status` says why."""
+    return cuda_status(device) is None
+
+
+def cuda_status(device=0):
+    """None when CUDA works on ``device`` in this process, else why not (waits for its queued work)."""
+    return _core.cuda_status(device) or None
 
 
 # Modules are unloaded at exit, while the driver is surely still there.
@@ -96,7 +103,7 @@ if _config.os.environ.get("JITOPS_AUTOTUNE", "0").strip().lower() in ("1", "true
 __all__ = [
     "CompileError", "CudaError", "CudaUnavailableError", "DTYPES", "DeviceArray", "ElementwiseKernel", "JitopsError",
     "KernelReport", "TuneResult", "VirtualArray", "add", "autotune_enabled", "cache_dir", "cache_stats", "clear_memory_cache", "div", "explain",
-    "gather", "histc", "index_add_", "index_copy_", "index_fill_", "index_select", "is_available", "maximum",
+    "cuda_status", "gather", "histc", "index_add_", "index_copy_", "index_fill_", "index_select", "is_available", "maximum",
     "minimum", "mul", "scatter_add_", "scatter_reduce_", "set_autotune", "set_cache_dir", "set_index_checks", "set_memory_cache_limit", "sub",
     "synchronize", "take", "tune", "upsample_nearest2d", "upsample_nearest2d_backward",
 ]
