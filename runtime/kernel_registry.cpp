@@ -1,6 +1,8 @@
 #include "runtime/kernel_registry.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <exception>
 #include <map>
 #include <optional>
 #include <mutex>
@@ -31,6 +33,15 @@ size_t initial_limit() {
   return v > 0 ? size_t(v) : 4096;
 }
 
+// A compile (or disk read) under way; callers of the same key wait for it.
+struct InFlight {
+  std::mutex mutex;
+  std::condition_variable done_cv;
+  bool done = false;
+  PreparedKernel result;
+  std::exception_ptr error;
+};
+
 // Callers hold shared_ptrs: an entry erased (evicted, cleared) while a launch
 // uses it is unloaded when that launch lets go.
 struct Registry {
@@ -42,8 +53,13 @@ struct Registry {
   // and the per-call path does no read-modify-write on a shared counter.
   std::atomic<uint64_t> tick{0};
   size_t limit = initial_limit();
-  std::mutex prepare_mutex;  // serializes slow paths: one compile per spec
+  // Compiled kernels by (spec, arch), and the compiles under way: a key is
+  // compiled once while other keys compile at the same time; the mutex
+  // guards the maps only, never a compile.
+  std::mutex prepare_mutex;
   std::unordered_map<SpecDevice, PreparedKernel, SpecDeviceHash> prepared;  // device field holds the arch
+  std::unordered_map<SpecDevice, std::shared_ptr<InFlight>, SpecDeviceHash> in_flight;
+  std::atomic<int> compiling{0}, most_compiling{0};  // compiles at once, now and at most (tests read it)
 };
 
 Registry& registry() {
@@ -77,17 +93,10 @@ std::string specialized_source(const KernelSpec& spec, const CompileTarget& targ
   return header + "\n" + family_info(spec.family).source_body(spec);
 }
 
-PreparedKernel prepare_kernel(const KernelSpec& spec, int arch) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.prepare_mutex);
-  SpecDevice key{spec, arch};
-  auto it = r.prepared.find(key);
-  if (it != r.prepared.end()) {
-    PreparedKernel p = it->second;
-    registry_counters().memory_hits++;
-    p.origin = KernelOrigin::Memory;
-    return p;
-  }
+namespace {
+
+// Compiles `spec` for `arch`, or reads it from the disk cache: no registry lock held.
+PreparedKernel compile_or_read(const KernelSpec& spec, int arch) {
   auto start = std::chrono::steady_clock::now();
   // First the key NVRTC would use for a GPU it knows, with NVRTC not loaded:
   // a disk hit then costs a file read. Only a miss loads NVRTC and asks.
@@ -119,7 +128,69 @@ PreparedKernel prepare_kernel(const KernelSpec& spec, int arch) {
   p.origin = from_disk ? KernelOrigin::Disk : KernelOrigin::Compiled;
   p.prepare_ms = ms_since(start);
   (from_disk ? registry_counters().disk_hits : registry_counters().compiles)++;
-  r.prepared.emplace(key, p);
+  return p;
+}
+
+}  // namespace
+
+int most_concurrent_compiles() { return registry().most_compiling.load(); }
+
+PreparedKernel prepare_kernel(const KernelSpec& spec, int arch) {
+  Registry& r = registry();
+  const SpecDevice key{spec, arch};
+  std::shared_ptr<InFlight> flight;
+  bool mine = false;
+  {
+    std::lock_guard<std::mutex> lock(r.prepare_mutex);
+    auto it = r.prepared.find(key);
+    if (it != r.prepared.end()) {
+      PreparedKernel p = it->second;
+      registry_counters().memory_hits++;
+      p.origin = KernelOrigin::Memory;
+      return p;
+    }
+    auto f = r.in_flight.find(key);
+    if (f != r.in_flight.end()) {
+      flight = f->second;
+    } else {
+      flight = std::make_shared<InFlight>();
+      r.in_flight.emplace(key, flight);
+      mine = true;
+    }
+  }
+  if (!mine) {  // another thread compiles this key: wait for it
+    std::unique_lock<std::mutex> lock(flight->mutex);
+    flight->done_cv.wait(lock, [&] { return flight->done; });
+    if (flight->error) std::rethrow_exception(flight->error);
+    registry_counters().memory_hits++;
+    PreparedKernel p = flight->result;
+    p.origin = KernelOrigin::Memory;
+    return p;
+  }
+  PreparedKernel p;
+  std::exception_ptr error;
+  const int now = ++r.compiling;
+  for (int most = r.most_compiling.load(); now > most && !r.most_compiling.compare_exchange_weak(most, now);) {
+  }
+  try {
+    p = compile_or_read(spec, arch);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  --r.compiling;
+  {
+    std::lock_guard<std::mutex> lock(r.prepare_mutex);
+    if (!error) r.prepared.emplace(key, p);
+    r.in_flight.erase(key);  // a failed compile is tried again by the next caller
+  }
+  {
+    std::lock_guard<std::mutex> lock(flight->mutex);
+    flight->done = true;
+    flight->result = p;
+    flight->error = error;
+  }
+  flight->done_cv.notify_all();
+  if (error) std::rethrow_exception(error);
   return p;
 }
 

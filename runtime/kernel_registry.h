@@ -62,8 +62,13 @@ RegistryCounters& registry_counters();
 // names the spec and the compile options.
 std::string specialized_source(const KernelSpec& spec, const CompileTarget& target);
 
-// Compiled kernel for `spec` on architecture `arch` (no GPU needed).
+// Compiled kernel for `spec` on architecture `arch` (no GPU needed). Each
+// key is compiled once per process; different keys compile at once, and no
+// lock a cached call needs is held during a compile.
 PreparedKernel prepare_kernel(const KernelSpec& spec, int arch);
+
+// The most compiles that ran at the same time since the process started.
+int most_concurrent_compiles();
 
 // Fast path: the loaded kernel, or null when it must be prepared first.
 LoadedKernelRef find_loaded(const KernelSpec& spec, int device);

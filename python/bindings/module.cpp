@@ -136,7 +136,8 @@ PYBIND11_MODULE(_core, m) {
                     py::arg("memory_hits") = r.memory_hits.load(), py::arg("module_loads") = r.loads.load(),
                     py::arg("module_unloads") = r.unloads.load(), py::arg("modules_loaded") = loaded_kernel_count(),
                     py::arg("disk_misses") = d.misses.load(), py::arg("disk_writes") = d.writes.load(),
-                    py::arg("disk_rejected") = d.rejected.load());
+                    py::arg("disk_rejected") = d.rejected.load(),
+                    py::arg("most_concurrent_compiles") = most_concurrent_compiles());
   });
   m.def("clear_memory_cache", [] {
     py::gil_scoped_release release;  // unloading waits for the kernels still running
