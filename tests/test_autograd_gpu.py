@@ -3,9 +3,10 @@ against PyTorch autograd (float32, float16, bfloat16, random data) and
 gradcheck in float64 for every differentiable op and argument; opcheck of
 every custom op; torch.compile(fullgraph=True) in the default mode, with
 mode="reduce-overhead" and with a dynamic dim; CUDA-graph capture of forward
-and backward; the determinism switch; the fast path's version counter and
+and backward; the determinism switch; the fast path's version counter (bumped once by every out= write) and
 histc's output without a gradient."""
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -241,6 +242,19 @@ def test_determinism_switch_gives_the_same_bits():
         assert torch.equal(r[0], runs[0][0]) and torch.equal(r[1], runs[0][1])
     for s in sums[1:]:
         assert torch.equal(s, sums[0])
+
+
+@pytest.mark.parametrize("index_shape", [(), (0,), (3, 2)], ids=["0-d", "empty", "2-d"])
+def test_an_out_write_bumps_the_version_once_whatever_its_shape(index_shape):
+    """PyTorch 2.11's _increment_version iterates what it is given: a 0-d out once raised, an empty out
+    was never bumped and an n-row out was bumped n times."""
+    x = torch.randn(6, device=DEVICE)
+    idx = torch.from_numpy(np.random.default_rng(5).integers(-6, 6, index_shape)).to(DEVICE)
+    out = torch.full(index_shape, float("nan"), device=DEVICE)
+    version = out._version
+    assert jitops.take(x, idx, out=out) is out
+    assert out._version == version + 1
+    assert torch.equal(out.cpu(), torch.from_numpy(np.asarray(np.take(x.cpu().numpy(), idx.cpu().numpy()))))
 
 
 def test_fast_path_moves_the_version_counter_and_histc_has_no_gradient():

@@ -1,5 +1,6 @@
 #include "python/bindings/torch_tensors.h"
 
+#include <atomic>
 #include <string>
 
 #include "runtime/arg_error.h"
@@ -129,8 +130,26 @@ void check_torch_route(PyObject* tensor) {
 }
 
 void torch_bump_version(PyObject* tensor) {
+  // PyTorch 2.11's _increment_version takes an iterable of tensors: a tensor
+  // passed alone is iterated (bumped once per element of its first dimension,
+  // never when empty, an error when 0-d), so it gets a 1-tuple. Releases whose
+  // _increment_version takes one tensor refuse the tuple with TypeError and
+  // get the tensor from then on.
+  static std::atomic<bool> takes_one_tensor{false};
+  PyObject* fn = api().increment_version;
+  if (!takes_one_tensor.load(std::memory_order_relaxed)) {
+    py::object one = checked(PyTuple_Pack(1, tensor));
+    PyObject* args[] = {one.ptr()};
+    if (PyObject* r = PyObject_Vectorcall(fn, args, 1, nullptr)) {
+      Py_DECREF(r);
+      return;
+    }
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
+    PyErr_Clear();
+    takes_one_tensor.store(true, std::memory_order_relaxed);
+  }
   PyObject* args[] = {tensor};
-  checked(PyObject_Vectorcall(api().increment_version, args, 1, nullptr));
+  checked(PyObject_Vectorcall(fn, args, 1, nullptr));
 }
 
 int torch_deterministic_mode() {
