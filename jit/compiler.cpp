@@ -100,8 +100,19 @@ std::string cache_key_text(const std::string& source, const std::vector<std::str
   return key;
 }
 
+std::vector<std::string> merge_options(std::vector<std::string> defaults, const std::vector<std::string>& extra) {
+  auto is_std = [](const std::string& o) { return o.rfind("--std=", 0) == 0 || o.rfind("-std=", 0) == 0; };
+  const bool user_std = std::any_of(extra.begin(), extra.end(), is_std);
+  std::vector<std::string> out;
+  for (std::string& o : defaults)
+    if (!(user_std && is_std(o))) out.push_back(std::move(o));
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
+
 CompiledKernel compile_source(const std::string& source, const std::string& kernel_name,
-                              const std::vector<std::string>& options, const CompileTarget& target) {
+                              const std::vector<std::string>& options, const CompileTarget& target,
+                              const std::vector<std::string>& name_expressions) {
   const NvrtcApi& api = nvrtc();
   auto start = std::chrono::steady_clock::now();
   std::vector<const char*> header_sources, header_names;
@@ -118,6 +129,12 @@ CompiledKernel compile_source(const std::string& source, const std::string& kern
   std::unique_ptr<_nvrtcProgram, void (*)(_nvrtcProgram*)> guard(prog, [](_nvrtcProgram* p) {
     nvrtc().nvrtcDestroyProgram(&p);
   });
+  for (const std::string& e : name_expressions) {
+    r = api.nvrtcAddNameExpression(prog, e.c_str());
+    if (r != NVRTC_SUCCESS)
+      throw CompileFailure(std::string("nvrtcAddNameExpression(") + e + "): " + api.nvrtcGetErrorString(r), options,
+                           kernel_name, source);
+  }
   std::vector<const char*> opts;
   for (const std::string& o : options) opts.push_back(o.c_str());
   nvrtcResult compiled = api.nvrtcCompileProgram(prog, int(opts.size()), opts.data());
@@ -134,6 +151,15 @@ CompiledKernel compile_source(const std::string& source, const std::string& kern
   out.options = options;
   out.log = log;
   out.code_arch = target.code_arch;
+  for (const std::string& e : name_expressions) {
+    const char* lowered = nullptr;
+    r = api.nvrtcGetLoweredName(prog, e.c_str(), &lowered);
+    if (r != NVRTC_SUCCESS || !lowered)
+      throw CompileFailure("no __global__ function matches the name expression '" + e + "' (" +
+                               api.nvrtcGetErrorString(r) + ")" + (log.empty() ? "" : "\n" + log),
+                           options, kernel_name, source);
+    out.lowered_names.push_back(lowered);
+  }
   size_t ptx_size = 0;
   api.nvrtcGetPTXSize(prog, &ptx_size);
   out.ptx.assign(ptx_size, '\0');

@@ -29,6 +29,7 @@ struct CompiledKernel {
   std::vector<std::string> options;
   std::string ptx;
   std::string cubin;        // empty when the target is PTX only
+  std::vector<std::string> lowered_names;  // of the name expressions, in order (none: kernel_name is the symbol)
   std::string log;          // NVRTC's log, including ptxas' resource report
   double compile_ms = 0.0;
   int code_arch = 0;
@@ -50,7 +51,14 @@ std::string cache_key_text(const std::string& source, const std::vector<std::str
                            const CompileTarget& target);
 
 // Compiles `source` (which includes templates by name); throws CompileFailure.
+// Each name expression ("axpy<float, 4>", "my_kernel") is instantiated and
+// its lowered (mangled) symbol returned in lowered_names.
 CompiledKernel compile_source(const std::string& source, const std::string& kernel_name,
-                              const std::vector<std::string>& options, const CompileTarget& target);
+                              const std::vector<std::string>& options, const CompileTarget& target,
+                              const std::vector<std::string>& name_expressions = {});
+
+// `options` after `extra`, minus the defaults a user's own option replaces
+// (a user's --std=c++20 drops the default --std=c++17).
+std::vector<std::string> merge_options(std::vector<std::string> defaults, const std::vector<std::string>& extra);
 
 }  // namespace jitops

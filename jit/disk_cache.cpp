@@ -63,6 +63,9 @@ std::string serialize(const CompiledKernel& k) {
   put_string(payload, k.log);
   put_string(payload, std::to_string(k.compile_ms));
   put_string(payload, std::to_string(k.code_arch));
+  std::string lowered;  // last, so files written before it existed still read (with none)
+  for (const std::string& l : k.lowered_names) lowered += l + "\n";
+  put_string(payload, lowered);
   Header h;
   std::memcpy(h.magic, kMagic, sizeof(kMagic));
   h.format = kFileFormat;
@@ -89,6 +92,12 @@ std::optional<CompiledKernel> deserialize(const std::string& bytes, const std::s
       !get_string(payload, pos, ms) || !get_string(payload, pos, arch))
     return std::nullopt;
   if (k.key_text != key_text) return std::nullopt;
+  std::string lowered;
+  if (pos < payload.size() && !get_string(payload, pos, lowered)) return std::nullopt;
+  for (size_t begin = 0, end; begin < lowered.size(); begin = end + 1) {
+    end = lowered.find('\n', begin);
+    k.lowered_names.push_back(lowered.substr(begin, end - begin));
+  }
   size_t start = 0;
   while (start < opts.size()) {
     size_t end = opts.find('\n', start);

@@ -5,9 +5,11 @@
 #include "jit/elementwise_source.h"
 #include "jit/gather_source.h"
 #include "jit/histogram_source.h"
+#include "jit/reduction_source.h"
 #include "jit/scatter_source.h"
 #include "jit/sort_source.h"
 #include "jit/upsample_source.h"
+#include "jit/user_source.h"
 
 namespace jitops {
 
@@ -25,6 +27,10 @@ const KernelFamilyInfo& family_info(KernelFamily family) {
       return upsample_family_info();
     case KernelFamily::Histogram:
       return histogram_family_info();
+    case KernelFamily::User:
+      return user_family_info();
+    case KernelFamily::Reduction:
+      return reduction_family_info();
   }
   throw std::logic_error("unknown kernel family " + std::to_string(int(family)));
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace jitops {
 
@@ -16,6 +17,8 @@ enum class KernelFamily : uint8_t {
   Elementwise = 4,
   Upsample = 5,
   Histogram = 6,
+  User = 7,       // users' own kernels: RawKernel, RawModule, Template (jit/user_source.h)
+  Reduction = 8,  // jitops.ReductionKernel (jit/reduction_source.h)
 };
 
 struct KernelSpec {
@@ -34,12 +37,25 @@ struct KernelSpecHash {
   }
 };
 
+// What NVRTC is asked for beyond the source: the built-in families compile
+// one kernel called "jitops_kernel" with the default options; users' kernels
+// name their functions (name expressions, lowered by NVRTC) and add options.
+struct CompileRequest {
+  std::string program_name = "jitops_kernel";  // error messages and NVRTC's file name
+  std::vector<std::string> name_expressions;   // empty: the kernel is program_name itself
+  std::vector<std::string> extra_options;      // after the defaults
+};
+
 // How a family turns a spec into source: implemented next to each planner.
 struct KernelFamilyInfo {
   const char* name;
-  const char* const* field_names;  // kFields entries, nullptr for unused
+  const char* const* field_names;  // kFields entries, nullptr for unused (and left out of the source)
   // The body of the specialized source (after the header comment).
   std::string (*source_body)(const KernelSpec&);
+  // Optional: the request for a spec (default: CompileRequest{}), and which
+  // of its name expressions the spec launches (default: the first).
+  CompileRequest (*compile_request)(const KernelSpec&) = nullptr;
+  int (*function_index)(const KernelSpec&) = nullptr;
 };
 
 const KernelFamilyInfo& family_info(KernelFamily family);

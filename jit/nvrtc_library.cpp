@@ -95,7 +95,9 @@ NvrtcApi* load() {
             load_symbol(handle, "nvrtcGetCUBINSize", api->nvrtcGetCUBINSize) &&
             load_symbol(handle, "nvrtcGetCUBIN", api->nvrtcGetCUBIN) &&
             load_symbol(handle, "nvrtcGetNumSupportedArchs", api->nvrtcGetNumSupportedArchs) &&
-            load_symbol(handle, "nvrtcGetSupportedArchs", api->nvrtcGetSupportedArchs);
+            load_symbol(handle, "nvrtcGetSupportedArchs", api->nvrtcGetSupportedArchs) &&
+            load_symbol(handle, "nvrtcAddNameExpression", api->nvrtcAddNameExpression) &&
+            load_symbol(handle, "nvrtcGetLoweredName", api->nvrtcGetLoweredName);
   if (!ok) {
     delete api;
     throw LibraryUnavailable("NVRTC at " + loaded_path + " lacks a function jitops needs (NVRTC 11.2 or newer is needed)");

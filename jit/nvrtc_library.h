@@ -23,6 +23,8 @@ struct NvrtcApi {
   decltype(&::nvrtcGetCUBIN) nvrtcGetCUBIN = nullptr;
   decltype(&::nvrtcGetNumSupportedArchs) nvrtcGetNumSupportedArchs = nullptr;
   decltype(&::nvrtcGetSupportedArchs) nvrtcGetSupportedArchs = nullptr;
+  decltype(&::nvrtcAddNameExpression) nvrtcAddNameExpression = nullptr;
+  decltype(&::nvrtcGetLoweredName) nvrtcGetLoweredName = nullptr;
 
   int major = 0, minor = 0;
   std::vector<int> supported_archs;

@@ -60,6 +60,10 @@ LoadedDriver load_driver() {
   }
   JITOPS_DRIVER_FUNCTIONS(JITOPS_LOAD_MEMBER)
 #undef JITOPS_LOAD_MEMBER
+#define JITOPS_LOAD_OPTIONAL(name) \
+  loaded.api.name = reinterpret_cast<decltype(loaded.api.name)>(dlsym(handle, JITOPS_STR(name)));
+  JITOPS_OPTIONAL_DRIVER_FUNCTIONS(JITOPS_LOAD_OPTIONAL)
+#undef JITOPS_LOAD_OPTIONAL
   CUresult r = loaded.api.cuInit(0);
   if (r == CUDA_SUCCESS) pthread_atfork(nullptr, nullptr, &after_fork_in_child);
   if (r != CUDA_SUCCESS) {

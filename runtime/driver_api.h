@@ -48,11 +48,17 @@ namespace jitops {
   X(cuEventDestroy)                \
   X(cuDeviceGetDefaultMemPool)     \
   X(cuMemPoolSetAttribute)         \
-  X(cuPointerGetAttribute)
+  X(cuPointerGetAttribute)         \
+  X(cuModuleGetGlobal)
+
+// Newer than the oldest driver jitops runs on: null where the driver lacks them.
+#define JITOPS_OPTIONAL_DRIVER_FUNCTIONS(X) \
+  X(cuFuncGetParamInfo)
 
 struct DriverApi {
 #define JITOPS_DECLARE_MEMBER(name) decltype(&::name) name = nullptr;
   JITOPS_DRIVER_FUNCTIONS(JITOPS_DECLARE_MEMBER)
+  JITOPS_OPTIONAL_DRIVER_FUNCTIONS(JITOPS_DECLARE_MEMBER)
 #undef JITOPS_DECLARE_MEMBER
 };
 

@@ -45,6 +45,10 @@ std::string histc_message(int64_t lo_bits, int64_t hi_bits) {
 }
 
 std::string index_message(int op_code, int64_t position, int64_t value, int64_t bound) {
+  if (op_code >= kOpUserBase)
+    return std::string(op_name(op_code)) + ": jitops::check_index found " + std::to_string(value) + " at position " +
+           std::to_string(position) + " (the lowest position reported), out of range for a bound of " +
+           std::to_string(bound) + " (valid: [0, " + std::to_string(bound) + "))";
   const bool wraps = op_code == kOpTake;
   const char* arg = wraps ? "indices" : "index";
   const std::string lo = wraps ? "-" + std::to_string(bound) : "0";

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <stdexcept>
 #include <map>
 #include <optional>
 #include <mutex>
@@ -88,9 +89,15 @@ RegistryCounters& registry_counters() {
 }
 
 std::string specialized_source(const KernelSpec& spec, const CompileTarget& target) {
+  const KernelFamilyInfo& family = family_info(spec.family);
+  const CompileRequest request = family.compile_request ? family.compile_request(spec) : CompileRequest{};
   std::string header = "// jitops kernel: " + describe_spec(spec) + "\n// options:";
-  for (const std::string& o : compile_options(target)) header += " " + o;
-  return header + "\n" + family_info(spec.family).source_body(spec);
+  for (const std::string& o : merge_options(compile_options(target), request.extra_options)) header += " " + o;
+  if (!request.name_expressions.empty()) {
+    header += "\n// functions:";
+    for (const std::string& e : request.name_expressions) header += " " + e + ";";
+  }
+  return header + "\n" + family.source_body(spec);
 }
 
 namespace {
@@ -100,9 +107,11 @@ PreparedKernel compile_or_read(const KernelSpec& spec, int arch) {
   auto start = std::chrono::steady_clock::now();
   // First the key NVRTC would use for a GPU it knows, with NVRTC not loaded:
   // a disk hit then costs a file read. Only a miss loads NVRTC and asks.
+  const KernelFamilyInfo& family = family_info(spec.family);
+  const CompileRequest request = family.compile_request ? family.compile_request(spec) : CompileRequest{};
   CompileTarget target = natural_target(arch);
   std::string source = specialized_source(spec, target);
-  std::vector<std::string> options = compile_options(target);
+  std::vector<std::string> options = merge_options(compile_options(target), request.extra_options);
   std::string key_text = cache_key_text(source, options, target);
   bool from_disk = false;
   std::optional<CompiledKernel> hit = read_cached(key_text, arch);
@@ -116,11 +125,13 @@ PreparedKernel compile_or_read(const KernelSpec& spec, int arch) {
     if (real.cubin != target.cubin || real.code_arch != target.code_arch) {
       target = real;
       source = specialized_source(spec, target);
-      options = compile_options(target);
+      options = merge_options(compile_options(target), request.extra_options);
       key_text = cache_key_text(source, options, target);
     }
     k = load_or_compile(
-        key_text, arch, [&] { return compile_source(source, "jitops_kernel", options, target); }, &from_disk);
+        key_text, arch,
+        [&] { return compile_source(source, request.program_name, options, target, request.name_expressions); },
+        &from_disk);
   }
   PreparedKernel p;
   p.spec = spec;
@@ -258,6 +269,16 @@ size_t loaded_kernel_count() {
   return r.loaded.size();
 }
 
+const std::string& function_symbol(const KernelSpec& spec, const CompiledKernel& compiled) {
+  if (compiled.lowered_names.empty()) return compiled.kernel_name;
+  const KernelFamilyInfo& family = family_info(spec.family);
+  const size_t index = family.function_index ? size_t(family.function_index(spec)) : 0;
+  if (index >= compiled.lowered_names.size())
+    throw std::logic_error("function " + std::to_string(index) + " of a program with " +
+                           std::to_string(compiled.lowered_names.size()) + " name expressions");
+  return compiled.lowered_names[index];
+}
+
 LoadedKernelRef load_kernel(const KernelSpec& spec, int device) {
   if (LoadedKernelRef k = find_loaded(spec, device)) return k;
   DeviceContext& ctx = device_context(device);
@@ -275,8 +296,10 @@ LoadedKernelRef load_kernel(const KernelSpec& spec, int device) {
   auto start = std::chrono::steady_clock::now();
   const std::string& image = prepared.compiled->cubin.empty() ? prepared.compiled->ptx : prepared.compiled->cubin;
   JITOPS_CU(api.cuModuleLoadData(&loaded->module, image.c_str()), "cuModuleLoadData");
-  JITOPS_CU(api.cuModuleGetFunction(&loaded->function, loaded->module, prepared.compiled->kernel_name.c_str()),
+  JITOPS_CU(api.cuModuleGetFunction(&loaded->function, loaded->module, function_symbol(spec, *prepared.compiled).c_str()),
             "cuModuleGetFunction");
+  if (spec.family == KernelFamily::User)
+    loaded->user = setup_user_module(loaded->module, loaded->function, prepared.compiled->kernel_name);
   loaded->load_ms = ms_since(start);
   auto attr = [&](CUfunction_attribute a) {
     int v = -1;

@@ -14,6 +14,7 @@
 
 #include "jit/compiler.h"
 #include "jit/kernel_spec.h"
+#include "runtime/user_module.h"
 
 namespace jitops {
 
@@ -42,6 +43,8 @@ struct LoadedKernel {
   KernelResources resources;
   double load_ms = 0.0;  // cuModuleLoadData
   mutable std::atomic<uint64_t> last_use{0};
+  UserModuleInfo user;                        // users' kernels only
+  mutable std::atomic<int> user_slot_mode{-1};  // the index-check mode user.error_slot was last written for
 
   LoadedKernel() = default;
   LoadedKernel(const LoadedKernel&) = delete;
@@ -72,6 +75,9 @@ int most_concurrent_compiles();
 
 // Fast path: the loaded kernel, or null when it must be prepared first.
 LoadedKernelRef find_loaded(const KernelSpec& spec, int device);
+
+// The symbol of the function `spec` launches in its compiled module.
+const std::string& function_symbol(const KernelSpec& spec, const CompiledKernel& compiled);
 
 // Slow path: compile or read from disk, then load on `device`. Never returns null.
 LoadedKernelRef load_kernel(const KernelSpec& spec, int device);

@@ -25,6 +25,12 @@ struct LaunchPlan {
   ResolvedTuning tuning;
   size_t param_size = 0;
   alignas(16) unsigned char params[kMaxParamBytes];
+  // Kernels of several parameters (users' templates): parameter i starts at
+  // params + param_offsets[i]; none: params is the kernel's one parameter.
+  static constexpr int kMaxKernelParams = 64;
+  int param_count = 0;
+  uint16_t param_offsets[kMaxKernelParams];
+  uint16_t param_sizes[kMaxKernelParams];  // checked against the compiled kernel's where the driver tells
 
   template <typename P>
   void set_params(const P& p) {

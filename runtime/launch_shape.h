@@ -16,6 +16,10 @@ struct LaunchTuning {
   // Halve unroll until the grid has 2 blocks per SM: a small gather spread
   // over 5 SMs (unroll 4) ran 25% slower than over 20 (unroll 1) on an H200.
   bool adapt_unroll = true;
+  // Users' templates: the values of the template parameters they marked
+  // tunable, in the order they were declared (none for the built-ins).
+  int template_count = 0;
+  int template_values[4] = {0, 0, 0, 0};
 };
 
 struct LaunchShape {

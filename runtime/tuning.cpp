@@ -6,7 +6,9 @@
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
+#include <climits>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <shared_mutex>
 #include <sstream>
@@ -236,8 +238,10 @@ std::vector<LaunchTuning> tuning_candidates(KernelFamily family) {
 
 std::string config_id(const LaunchTuning& c) {
   if (c.threads == 0) return "heuristic";
-  return "threads=" + std::to_string(c.threads) + " unroll=" + std::to_string(c.unroll) +
-         " waves=" + std::to_string(c.waves) + " vector=" + std::to_string(c.vector_bytes);
+  std::string id = "threads=" + std::to_string(c.threads) + " unroll=" + std::to_string(c.unroll) +
+                   " waves=" + std::to_string(c.waves) + " vector=" + std::to_string(c.vector_bytes);
+  for (int i = 0; i < c.template_count; ++i) id += (i ? "," : " template=") + std::to_string(c.template_values[i]);
+  return id;
 }
 
 bool parse_config_id(const std::string& text, LaunchTuning& c) {
@@ -246,15 +250,30 @@ bool parse_config_id(const std::string& text, LaunchTuning& c) {
     c.threads = 0;
     return true;
   }
-  int threads = 0, unroll = 0, waves = 0, vector = 0;
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "threads=%d unroll=%d waves=%d vector=%d%c", &threads, &unroll, &waves, &vector,
-                  &tail) != 4)
+  int threads = 0, unroll = 0, waves = 0, vector = 0, used = 0;
+  if (std::sscanf(text.c_str(), "threads=%d unroll=%d waves=%d vector=%d%n", &threads, &unroll, &waves, &vector,
+                  &used) != 4)
     return false;
   if (!in_range(threads, 32, 1024) || threads % 32 || !in_range(unroll, 1, 16) || !in_range(waves, 1, 1024) ||
       (vector != 1 && vector != 2 && vector != 4 && vector != 8 && vector != 16))
     return false;
-  c = fixed_config(threads, unroll, waves, vector);
+  LaunchTuning parsed = fixed_config(threads, unroll, waves, vector);
+  // " template=4,1": the tunable template arguments of a user's kernel.
+  const char* rest = text.c_str() + used;
+  if (*rest) {
+    if (std::strncmp(rest, " template=", 10) != 0) return false;
+    rest += 10;
+    for (;;) {
+      char* end = nullptr;
+      const long v = std::strtol(rest, &end, 10);
+      if (end == rest || parsed.template_count == 4 || v < INT32_MIN || v > INT32_MAX) return false;
+      parsed.template_values[parsed.template_count++] = int(v);
+      if (*end == 0) break;
+      if (*end != ',') return false;
+      rest = end + 1;
+    }
+  }
+  c = parsed;
   return true;
 }
 

@@ -99,7 +99,7 @@ ArrayKind classify(py::handle obj) {
 }
 
 CallArrays::CallArrays(const OperandArg* operand_list, size_t count, py::handle stream) {
-  if (count > kMaxOperands) throw std::logic_error("CallArrays: too many operands");
+  if (count > kMaxCallOperands) throw std::logic_error("CallArrays: too many operands");
   count_ = count;
   struct Range {
     const OperandArg* b;

@@ -24,6 +24,9 @@ struct HostOperands : std::exception {
   const char* what() const noexcept override { return "an operand is in host memory"; }
 };
 
+// The most arrays one call parses (a user's template may take this many).
+constexpr size_t kMaxCallOperands = 16;
+
 struct OperandArg {
   const char* name;
   pybind11::handle object;
@@ -73,8 +76,7 @@ class CallArrays {
     bool allocated = false;   // made by allocate(), not the caller's
   };
   void parse(Entry& e, pybind11::handle obj);
-  static constexpr size_t kMaxOperands = 9;
-  Entry entries_[kMaxOperands];  // inline: no allocation on the per-call path
+  Entry entries_[kMaxCallOperands];  // inline: no allocation on the per-call path
   size_t count_ = 0;
   int device_ = -1;
   CUstream stream_ = nullptr;

@@ -44,6 +44,21 @@ int64_t int_arg(PyObject* value, const char* name) {
   return v;
 }
 
+void launch_dims_arg(PyObject* value, const char* name, unsigned out[3]) {
+  out[0] = out[1] = out[2] = 1;
+  auto one = [&](PyObject* v, unsigned& slot) {
+    const int64_t n = int_arg(v, name);
+    if (n < 1 || n > 0x7fffffff)
+      throw value_error(std::string(name) + ": expected sizes of at least 1 (got " + std::to_string(n) + ")");
+    slot = unsigned(n);
+  };
+  if (!PyTuple_Check(value) && !PyList_Check(value)) return one(value, out[0]);
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(value);
+  if (seq.size() < 1 || seq.size() > 3)
+    throw value_error(std::string(name) + ": expected 1 to 3 sizes (got " + std::to_string(seq.size()) + ")");
+  for (size_t i = 0; i < seq.size(); ++i) one(py::object(seq[i]).ptr(), out[i]);
+}
+
 namespace {
 // fn(name, *args, **kwargs) for a fastcall's own arguments.
 PyObject* call_with_name(PyObject* fn, const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {

@@ -31,6 +31,10 @@ void parse_fast_args(const FastSignature& sig, PyObject* const* args, Py_ssize_t
 // An integer argument (anything with __index__); TypeError naming it otherwise.
 int64_t int_arg(PyObject* value, const char* name);
 
+// A launch's grid= or block=: an int or a tuple of up to three ints, each at
+// least 1, into out[3] (unset dims 1); ValueError naming `name` otherwise.
+void launch_dims_arg(PyObject* value, const char* name, unsigned out[3]);
+
 // Runs `name` through the host path: jitops._host.run_op(name, *args, **kwargs).
 PyObject* run_on_host(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
 

@@ -31,6 +31,9 @@ void bind_elementwise_ops(py::module_& m);
 void bind_upsample_ops(py::module_& m);
 void bind_histogram_ops(py::module_& m);
 void bind_tuning(py::module_& m);
+void bind_raw_kernels(py::module_& m);
+void bind_templates(py::module_& m);
+void bind_reductions(py::module_& m);
 }
 
 using namespace jitops;
@@ -46,6 +49,9 @@ PYBIND11_MODULE(_core, m) {
   bind_upsample_ops(m);
   bind_histogram_ops(m);
   bind_tuning(m);
+  bind_raw_kernels(m);
+  bind_templates(m);
+  bind_reductions(m);
 
   m.def(
       "cache_directory_trust",

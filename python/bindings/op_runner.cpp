@@ -124,6 +124,7 @@ py::object execute(CallArrays& call, const LaunchPlan* plans, int count, py::obj
     }
     if (sync) raise_pending_index_error(device);
   }
+  if (out_slot == kNoOutput) return py::none();
   return call.finish(std::move(out), out_slot);
 }
 

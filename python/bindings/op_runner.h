@@ -25,7 +25,9 @@ DeviceInfo planning_device(const CallArrays& call, int explain_arch);
 IndexErrorSlot* planning_error_slot(const CallArrays& call, int explain_arch, bool indices = true);
 
 // Launches the planned kernels on the call's stream (explain_arch < 0) or
-// returns a list of dicts describing them.
+// returns a list of dicts describing them. With out_slot kNoOutput the call
+// returns None (users' kernels write into the arrays they were given).
+constexpr size_t kNoOutput = ~size_t(0);
 pybind11::object execute(CallArrays& call, const LaunchPlan* plans, int count, pybind11::object out, size_t out_slot,
                          int explain_arch);
 

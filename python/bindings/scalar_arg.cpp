@@ -34,8 +34,7 @@ Scalar scalar_arg(PyObject* v, const char* name) {
   return s;
 }
 
-bool is_number(PyObject* v) {
-  if (PyBool_Check(v) || PyLong_Check(v) || PyFloat_Check(v)) return true;
+bool is_numpy_scalar(PyObject* v) {
   PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;  // see fastcall.cpp
   PyObject* numpy_generic =
       storage.call_once_and_store_result([] { return py::object(py::module_::import("numpy").attr("generic")); })
@@ -43,7 +42,12 @@ bool is_number(PyObject* v) {
           .ptr();
   const int r = PyObject_IsInstance(v, numpy_generic);
   if (r < 0) PyErr_Clear();
-  return r > 0 && !PyComplex_Check(v);
+  return r > 0;
+}
+
+bool is_number(PyObject* v) {
+  if (PyBool_Check(v) || PyLong_Check(v) || PyFloat_Check(v)) return true;
+  return is_numpy_scalar(v) && !PyComplex_Check(v);
 }
 
 }  // namespace jitops

@@ -13,4 +13,7 @@ Scalar scalar_arg(PyObject* v, const char* name);
 // True for bool, int, float and numpy scalars: values, not arrays.
 bool is_number(PyObject* v);
 
+// True for any numpy scalar (numpy.generic), complex ones included.
+bool is_numpy_scalar(PyObject* v);
+
 }  // namespace jitops

@@ -129,6 +129,14 @@ void check_torch_route(PyObject* tensor) {
   if (enabled.ptr() == Py_True) throw TorchDispatch();
 }
 
+bool torch_needs_grad(PyObject* tensor) {
+  TorchApi& a = api();
+  py::object rg = checked(PyObject_GetAttr(tensor, a.requires_grad));
+  if (rg.ptr() != Py_True) return false;
+  py::object enabled = checked(PyObject_CallNoArgs(a.grad_enabled));
+  return enabled.ptr() == Py_True;
+}
+
 void torch_bump_version(PyObject* tensor) {
   // PyTorch 2.11's _increment_version takes an iterable of tensors: a tensor
   // passed alone is iterated (bumped once per element of its first dimension,

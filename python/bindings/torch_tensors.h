@@ -48,6 +48,10 @@ TorchRoute& torch_route();
 // Throws TorchDispatch when `tensor` needs the dispatcher under the current routing.
 void check_torch_route(PyObject* tensor);
 
+// True when `tensor` requires grad and grad mode is on: a kernel with no
+// backward must refuse it rather than give an output outside the graph.
+bool torch_needs_grad(PyObject* tensor);
+
 // Bumps a tensor's version counter (torch._C._increment_version), as every
 // in-place op and out= write does, so autograd sees the write.
 void torch_bump_version(PyObject* tensor);

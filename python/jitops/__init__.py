@@ -17,6 +17,9 @@ from ._core import DeviceArray, VirtualArray
 from .errors import CompileError, CudaError, CudaUnavailableError, JitopsError
 from .explain import KernelReport, explain
 from .elementwise_kernel import ElementwiseKernel
+from .raw_kernel import RawKernel, RawModule
+from .reduction_kernel import ReductionKernel
+from .template import Template
 from .tuning import TuneResult, autotune_enabled, set_autotune, tune
 from .ops import (add, div, gather, histc, index_add_, index_copy_, index_fill_, index_select, maximum, minimum, mul,
                   scatter_add_, scatter_reduce_, sub, take, upsample_nearest2d, upsample_nearest2d_backward)
@@ -102,7 +105,7 @@ if _config.os.environ.get("JITOPS_AUTOTUNE", "0").strip().lower() in ("1", "true
 
 __all__ = [
     "CompileError", "CudaError", "CudaUnavailableError", "DTYPES", "DeviceArray", "ElementwiseKernel", "JitopsError",
-    "KernelReport", "TuneResult", "VirtualArray", "add", "autotune_enabled", "cache_dir", "cache_stats", "clear_memory_cache", "div", "explain",
+    "KernelReport", "RawKernel", "RawModule", "ReductionKernel", "Template", "TuneResult", "VirtualArray", "add", "autotune_enabled", "cache_dir", "cache_stats", "clear_memory_cache", "div", "explain",
     "cuda_status", "gather", "histc", "index_add_", "index_copy_", "index_fill_", "index_select", "is_available", "maximum",
     "minimum", "mul", "scatter_add_", "scatter_reduce_", "set_autotune", "set_cache_dir", "set_index_checks", "set_memory_cache_limit", "sub",
     "synchronize", "take", "tune", "upsample_nearest2d", "upsample_nearest2d_backward",

@@ -4,11 +4,55 @@ import argparse
 import sys
 
 
+def _user_ptx(args):
+    """ptx --source FILE.cu --name k [--template T=float,Dims=2,Index=int32_t]: a user's kernel."""
+    from . import RawModule, _config
+    from .template import _C_TYPES, parse_signature
+
+    if not args.name:
+        raise SystemExit("--name: the kernel to compile in --source (got none)")
+    try:
+        with open(args.source) as f:
+            code = f.read()
+    except OSError as exc:
+        raise SystemExit(f"--source: cannot read {args.source!r} ({exc.strerror})")
+    expression = args.name
+    if args.template:
+        given = {}
+        for item in args.template.split(","):
+            key, _, value = item.partition("=")
+            if not key.strip() or not value.strip():
+                raise SystemExit(f"--template: expected NAME=VALUE pairs separated by commas (got {item!r})")
+            given[key.strip()] = value.strip()
+        try:
+            params, _ = parse_signature(code, args.name)
+        except ValueError as exc:
+            raise SystemExit(f"--source: {exc}")
+        names = [p[0] for p in params]
+        unknown = set(given) - set(names)
+        if unknown:
+            raise SystemExit(f"--template: {sorted(unknown)} are not template parameters of {args.name} ({names})")
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise SystemExit(f"--template: give every template parameter of {args.name}; missing {missing}")
+        expression = f"{args.name}<{', '.join(given[n] for n in names)}>"
+        code = '#include "jitops/tensor.cuh"\n' + code if "jitops::" in code and "jitops/tensor.cuh" not in code \
+            else code
+    options = tuple(o for o in (args.options or "").split() if o)
+    fn = RawModule(code=code, options=options, name_expressions=[expression]).get_function(expression)
+    report = fn.explain(arch=_config.parse_arch(args.arch))[0]
+    print(report["source"] if args.print_source else report["ptx"])
+
+
 def _ptx(args):
     import numpy as np
 
     from . import _config, _core
 
+    if isinstance(args.source, str):
+        return _user_ptx(args)
+    if args.op is None:
+        raise SystemExit("op: expected index_select, take or gather (or --source FILE.cu --name KERNEL)")
     if args.op not in ("index_select", "take", "gather"):
         raise SystemExit(f"op: expected index_select, take or gather (got {args.op!r})")
     try:
@@ -29,7 +73,7 @@ def _ptx(args):
         flat=False,
         arch=_config.parse_arch(args.arch),
     )
-    print(report["source"] if args.source else report["ptx"])
+    print(report["source"] if args.source or args.print_source else report["ptx"])
 
 
 def _info(args):
@@ -120,14 +164,19 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m jitops")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    ptx = sub.add_parser("ptx", help="print the PTX (or --source) of one specialization; needs no GPU")
-    ptx.add_argument("op")
+    ptx = sub.add_parser("ptx", help="print the PTX of one specialization, or of a kernel of yours; needs no GPU")
+    ptx.add_argument("op", nargs="?", help="index_select, take or gather (or give --source FILE.cu --name KERNEL)")
     ptx.add_argument("--dtype", default="float32")
     ptx.add_argument("--index-dtype", default="int64")
     ptx.add_argument("--dims", type=int, default=1, help="dimensions after collapsing (4 and up: generic)")
     ptx.add_argument("--arch", default="sm_90")
     ptx.add_argument("--offset-bits", type=int, default=32, choices=(32, 64))
-    ptx.add_argument("--source", action="store_true", help="print the specialized CUDA source instead")
+    ptx.add_argument("--source", nargs="?", const=True, default=False, metavar="FILE.cu",
+                     help="alone: print the specialized CUDA source instead; with FILE.cu: compile a kernel of yours")
+    ptx.add_argument("--name", help="--source FILE.cu: the kernel's name")
+    ptx.add_argument("--template", help="--source FILE.cu: its template arguments, e.g. T=float,Dims=2,Index=int32_t")
+    ptx.add_argument("--options", help="--source FILE.cu: NVRTC options, space-separated")
+    ptx.add_argument("--print-source", action="store_true", help="print the specialized CUDA source instead")
     ptx.set_defaults(fn=_ptx)
 
     info = sub.add_parser("info", help="NVRTC, driver, devices and cache")

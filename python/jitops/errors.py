@@ -30,6 +30,15 @@ class CompileError(JitopsError):
         return "\n".join(f"{i:4d} | {line}" for i, line in enumerate(self.source.splitlines(), 1))
 
 
+def user_compile_error(what, code, exc, tried=""):
+    """A CompileError for a user's own source: NVRTC's log (its line numbers count in ``code``), ``code``
+    numbered, and the template arguments tried; the specialized source stays in ``source``."""
+    numbered = "\n".join(f"{i:4d} | {line}" for i, line in enumerate(code.splitlines(), 1))
+    head = f"{what} does not compile" + (f" for {tried}" if tried else "")
+    return CompileError(f"{head}:\n{exc.log}\n\nyour source:\n{numbered}", exc.log, exc.options, exc.kernel_name,
+                        exc.source)
+
+
 class CudaError(JitopsError):
     """A CUDA driver call failed: ``call`` names it, ``code`` and ``name`` the CUDA error."""
 

@@ -10,8 +10,12 @@ class KernelReport(dict):
     """One kernel a call would launch: a dict with a readable ``str()``."""
 
     def __str__(self):
-        lines = [
-            f"kernel   {self['kernel']}",
+        if self.get("template_args") is not None:
+            args = ", ".join(f"{k}={v}" for k, v in self["template_args"].items())
+            head = [f"kernel   {self['kernel']}  (template arguments {args})"]
+        else:
+            head = [f"kernel   {self['kernel']}"]
+        lines = head + [
             f"device   {self['device']}  ({self['arch']})",
             f"launch   grid={self['grid']} block={self['block']} params={self['param_bytes']} B",
             f"config   {self['config'] or 'fixed'} ({self['config_origin']}"
@@ -50,6 +54,8 @@ def explain(op, *args, arch=None, **kwargs):
     ``JITOPS_ARCH``) it needs no GPU: host arrays stand for device arrays of
     their shape and dtype.
     """
+    if not isinstance(op, str) and callable(getattr(op, "explain", None)):
+        return op.explain(*args, arch=arch, **kwargs)  # users' kernels: ElementwiseKernel, RawKernel, Template, ...
     name = op if isinstance(op, str) else getattr(op, "__name__", str(op))
     if name not in OPS:
         raise ValueError(f"op: expected one of {sorted(OPS)} (got {op!r})")

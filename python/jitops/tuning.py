@@ -100,6 +100,8 @@ def _written_arrays(op, args, kwargs):
     from .ops import OPS
 
     name = getattr(op, "__name__", None)
+    if callable(getattr(op, "_written", None)):  # a Template: its non-const tensors and pointers
+        return [a for a in op._written(args) if _is_array(a)]
     if isinstance(op, ElementwiseKernel):
         return [a for a in args[len(op.in_params):] if _is_array(a)]
     if name in OPS and name.endswith("_") and args:
@@ -139,6 +141,11 @@ def tune(op, *args, reps=30, warmup=3, only_missing=False, **kwargs):
     in the same points (same traits, sizes in the same powers of two) on this
     GPU, in this process and in later ones. Returns a :class:`TuneResult`.
     """
+    from .raw_kernel import _Function
+
+    if isinstance(op, _Function):
+        raise TypeError("op: a RawKernel launches with the grid and block its caller gives, so there is nothing "
+                        "to tune; write it as a jitops.Template to have its launch planned and tuned")
     args, kwargs = _device_operands(op, args, kwargs)
     first = next((a for a in list(args) + list(kwargs.values()) if _is_array(a)), None)
     if first is None:
@@ -169,6 +176,8 @@ def tune(op, *args, reps=30, warmup=3, only_missing=False, **kwargs):
             if family not in families:
                 families.append(family)
         candidates = [HEURISTIC]
+        if callable(getattr(op, "_tuning_candidates", None)):  # users' kernels say what they may vary
+            candidates += [c for c in op._tuning_candidates() if c not in candidates]
         for family in families:
             candidates += [c for c in _core.tuning_candidates(family) if c not in candidates]
         known = _recorded(device) if only_missing else {}

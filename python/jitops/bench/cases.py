@@ -219,6 +219,27 @@ def _mul(dtype, n):
     return Case(f"elementwise mul {dtype}, {n // M}M elements", build, indexed=False)
 
 
+def _reduction_sum(dtype, shape, axis):
+    """jitops.ReductionKernel summing along one axis, beside torch.sum and the same cupy.ReductionKernel."""
+
+    def build(torch, device, index_dtype, cp):
+        import jitops
+
+        x = torch.randn(shape, device=device).to(getattr(torch, dtype))
+        kernel = jitops.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "bench_sum")
+        out_numel = x.numel() // shape[axis]
+        cupy_call = None
+        if cp is not None:
+            cx = cp.asarray(x)
+            ck = cp.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "bench_sum")
+            cupy_call = lambda: ck(cx, axis=axis)  # noqa: E731
+        return Built(lambda: kernel(x, axis=axis), lambda: torch.sum(x, dim=axis),
+                     (x.numel() + out_numel) * x.element_size(), (kernel, (x,), {"axis": axis}), cupy_call)
+
+    dims = "x".join(str(s) for s in shape)
+    return Case(f"ReductionKernel sum {dtype} ({dims}) axis{axis}", build, rtol=1e-4, indexed=False)
+
+
 CASES = [
     _index_select("float32", (50000, 1024), 0, 8192),
     _index_select("float32", (1024, 32768), 1, 4096),
@@ -251,4 +272,6 @@ CASES = [
     _upsample("float16", (16, 32, 80, 80), True),
     _mul("float32", 32 * M),
     _mul("float16", 32 * M),
+    _reduction_sum("float32", (8192, 8192), 0),
+    _reduction_sum("float32", (8192, 8192), 1),
 ]

@@ -82,6 +82,52 @@ def per_call_table(torch, device, calls=2000, rounds=5):
                                  for n, (o, t) in backward.items()}}
 
 
+_AXPY = r"""
+extern "C" __global__ void axpy(float a, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}"""
+
+_MUL_TEMPLATE = r"""
+template <typename T, int Dims, typename Index>
+__global__ void mul(jitops::Tensor<T, Dims, Index> z, jitops::Tensor<const T, Dims, Index> x,
+                    jitops::Tensor<const T, Dims, Index> y) {
+  for (Index i : jitops::grid_stride(z.numel())) z[i] = x[i] * y[i];
+}"""
+
+
+def user_kernel_table(torch, device, calls=2000, rounds=5):
+    """Per-call wall time of users' kernels: a RawKernel launch beside CuPy's RawKernel (on CuPy arrays, and
+    on PyTorch tensors for jitops), and a Template call beside the built-in op it matches (jitops.mul, mul)."""
+    import jitops
+    import numpy as np
+
+    x, y, z = (torch.randn(64, 16, device=device) for _ in range(3))
+    n = x.numel()
+    raw = jitops.RawKernel(_AXPY, "axpy")
+    template = jitops.Template(_MUL_TEMPLATE, "mul", grid_stride=True)
+    a = np.float32(0.5)
+    rows = {}
+    try:
+        import cupy as cp
+
+        cx, cy = cp.asarray(x), cp.asarray(y)
+        cupy_raw = cp.RawKernel(_AXPY, "axpy")
+        jit_cupy = _alternate(torch, device, lambda: raw((1,), (1024,), (a, cx, cy, n)),
+                              lambda: cupy_raw((1,), (1024,), (a, cx, cy, n)), calls, rounds)
+        rows["RawKernel, CuPy arrays (vs cupy.RawKernel)"] = {"jitops_us": jit_cupy["jitops_us"],
+                                                              "other_us": jit_cupy["torch_us"]}
+        jit_torch = _alternate(torch, device, lambda: raw((1,), (1024,), (a, x, y, n)),
+                               lambda: cupy_raw((1,), (1024,), (a, cx, cy, n)), calls, rounds)
+        rows["RawKernel, PyTorch tensors (vs cupy.RawKernel)"] = {"jitops_us": jit_torch["jitops_us"],
+                                                                  "other_us": jit_torch["torch_us"]}
+    except ImportError:
+        pass
+    t = _alternate(torch, device, lambda: template(z, x, y), lambda: jitops.mul(x, y, out=z), calls, rounds)
+    rows["Template mul out= (vs jitops.mul out=)"] = {"jitops_us": t["jitops_us"], "other_us": t["torch_us"]}
+    return rows
+
+
 def markdown_rows(table):
     if not table:
         return []

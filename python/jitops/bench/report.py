@@ -48,6 +48,12 @@ def markdown(report):
     lines += training_rows(report.get("training", []))
     if "per_call" in report:
         lines += per_call_rows(report["per_call"])
+    if report.get("user_kernels_per_call"):
+        lines += ["", "Per-call wall time of users' kernels, tiny tensors, kernels cached (us a call):", "",
+                  "| call | jitops | compared with | ratio |", "|---|---:|---:|---:|"]
+        for name, row in report["user_kernels_per_call"].items():
+            lines.append(f"| {name} | {row['jitops_us']:.2f} | {row['other_us']:.2f} | "
+                         f"{row['other_us'] / row['jitops_us']:.2f}x |")
     return "\n".join(lines) + "\n"
 
 

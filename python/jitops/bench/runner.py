@@ -10,7 +10,7 @@ import sys
 from .cases import CASES
 from .checks import index_check_cost
 from .jit_costs import compile_and_load
-from .per_call import per_call_table
+from .per_call import per_call_table, user_kernel_table
 from .training import run_training
 from .progress import Progress
 from .timing import Timer
@@ -188,6 +188,9 @@ def main(args):
         print(f"GPU: {report['gpu']}, PyTorch {torch.__version__}")
         if not args.no_jit_costs:
             report["per_call"] = per_call_table(torch, device)
+            report["user_kernels_per_call"] = user_kernel_table(torch, device)
+            for name, row in report["user_kernels_per_call"].items():
+                print(f"per-call wall time, {name}: jitops {row['jitops_us']:.2f} us, other {row['other_us']:.2f} us")
             for kind, rows in report["per_call"].items():
                 for name, row in rows.items():
                     print(f"per-call wall time ({kind}), cached, tiny tensors: {name}: jitops {row['jitops_us']:.2f} "
