@@ -22,6 +22,7 @@ void deduce_elements(const TemplateSignature& sig, const std::vector<CallArgumen
       const KernelArgSpec& a = sig.args[i];
       const bool is_array = a.kind != KernelArgKind::Scalar;
       if (pass == 0 && !is_array) continue;
+      if (a.element.index_typed()) continue;  // its width comes from the tensors
       const int got = is_array ? int(args[i].array->dtype) : int(args[i].number_type);
       if (!a.element.deduced()) {
         if (is_array && got != a.element.value)

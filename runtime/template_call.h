@@ -28,11 +28,22 @@ struct TemplateParamSpec {
 
 // What one of the kernel's parameters refers to: a template parameter, or a
 // fixed value (a DType for element types, a rank for dims, 32 or 64 for index).
+// A number typed by an index type parameter has value kIndexTyped.
 struct TemplateRef {
+  static constexpr int kIndexTyped = 1;
   int param = -1;
   int value = 0;
   bool deduced() const { return param >= 0; }
+  bool index_typed() const { return param >= 0 && value == kIndexTyped; }
 };
+
+// The dtype a scalar argument is passed as, once `values` are deduced.
+inline DType scalar_type(const TemplateRef& element, const std::vector<int>& values) {
+  if (!element.deduced()) return DType(element.value);
+  const int v = values[size_t(element.param)];
+  if (element.index_typed()) return v == 64 ? DType::Int64 : DType::Int32;
+  return DType(v);
+}
 
 enum class KernelArgKind : uint8_t { Tensor, Pointer, Scalar };
 

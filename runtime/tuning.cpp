@@ -225,6 +225,11 @@ std::vector<LaunchTuning> tuning_candidates(KernelFamily family) {
         for (int unroll : {1, 2, 4})
           for (int waves : {4, 16}) add(threads, unroll, waves, 16);
       break;
+    case KernelFamily::Reduction:  // unroll: steps in flight; waves: how far few outputs split the reduced dims
+      for (int threads : {128, 256, 512})
+        for (int unroll : {1, 2, 4, 8})
+          for (int waves : {1, 2, 4}) add(threads, unroll, waves, 16);
+      break;
     case KernelFamily::Histogram:
       // the count kernel's shared sub-histograms are laid out for 256 threads;
       // what varies is how many blocks stay resident per SM

@@ -23,6 +23,7 @@ py::dict describe_kernel(const PreparedKernel& prepared, const KernelResources& 
   for (int i = 0; i < KernelSpec::kFields; ++i)
     if (info.field_names[i]) fields[info.field_names[i]] = prepared.spec.fields[i];
   d["spec"] = fields;
+  d["symbol"] = function_symbol(prepared.spec, c);  // the function launched in the module
   d["source"] = c.source;
   d["ptx"] = c.ptx;
   d["cubin_bytes"] = c.cubin.size();

@@ -233,7 +233,7 @@ py::object template_launch_body(PyObject* const* p) {
     size_t bytes = 0;
     if (a.kind == KernelArgKind::Tensor) bytes = tensor_param_bytes(d.views[i].ndim, d.views[i].index_bits);
     else if (a.kind == KernelArgKind::Pointer) bytes = sizeof(void*);
-    else bytes = size_t(dtype_info(DType(a.element.deduced() ? d.values[size_t(a.element.param)] : a.element.value)).bytes());
+    else bytes = size_t(dtype_info(scalar_type(a.element, d.values)).bytes());
     if (offset + bytes > kMaxParamBytes) throw value_error(t.sig.kernel + ": its parameters pass 4 KiB");
     unsigned char* out = plan.params + offset;
     plan.param_offsets[i] = uint16_t(offset);
@@ -243,7 +243,7 @@ py::object template_launch_body(PyObject* const* p) {
     } else if (a.kind == KernelArgKind::Pointer) {
       std::memcpy(out, &args[i].array->data, sizeof(void*));
     } else {
-      const DType type = DType(a.element.deduced() ? d.values[size_t(a.element.param)] : a.element.value);
+      const DType type = scalar_type(a.element, d.values);
       unsigned char bits[16];
       encode_scalar(type, scalar_arg(PyTuple_GET_ITEM(p[1], i), a.name.c_str()), bits);
       std::memcpy(out, bits, bytes);

@@ -21,9 +21,10 @@ namespace {
 
 KernelFamily family_named(const std::string& name) {
   for (KernelFamily f : {KernelFamily::Gather, KernelFamily::Scatter, KernelFamily::Sort, KernelFamily::Elementwise,
-                         KernelFamily::Upsample, KernelFamily::Histogram})
+                         KernelFamily::Upsample, KernelFamily::Histogram, KernelFamily::User, KernelFamily::Reduction})
     if (name == family_info(f).name) return f;
-  throw value_error("family: expected gather, scatter, sort, elementwise, upsample or histogram (got '" + name + "')");
+  throw value_error("family: expected gather, scatter, sort, elementwise, upsample, histogram, user or reduction "
+                    "(got '" + name + "')");
 }
 
 // A device by ordinal, or (ordinal < 0) the GPU-less description of `arch`.

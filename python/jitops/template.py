@@ -136,6 +136,14 @@ def parse_signature(code, name):
     roles = {}
     for part in _split_top(text[paren + 1:close - 1]):
         args.append(_parse_arg(part, names, params, roles, name))
+    # A number typed by an index type takes the width the arrays give it (element ref value 1).
+    for i, a in enumerate(args):
+        if a[1] == "scalar" and a[3][0] >= 0:
+            p = names[a[3][0]]
+            if roles.get(p) == "index":
+                args[i] = a[:3] + ((a[3][0], 1),) + a[4:]
+            else:
+                _set_role(roles, p, "element", a[0])
     for p in params:
         if p[2] is not None:
             p[2] = _default_value(p, roles.get(p[0]), name)
@@ -166,6 +174,9 @@ def _parse_arg(part, names, params, roles, kernel):
         return (arg, "pointer", is_const, element, (-1, 0), (-1, 0))
     if "&" in ctype or "*" in ctype:
         raise ValueError(f"{arg}: a kernel parameter must be a jitops::Tensor, a pointer or a number (got {ctype!r})")
+    base = " ".join(ctype.replace("const", " ").split())
+    if base in names:  # its role (element type or index type) is settled once every tensor is read
+        return (arg, "scalar", True, (names.index(base), 0), (-1, 0), (-1, 0))
     element, _ = _element_ref(ctype, names, roles, arg, "type")
     return (arg, "scalar", True, element, (-1, 0), (-1, 0))
 
@@ -261,12 +272,10 @@ class Template:
         self.params = tuple(a[0] for a in args)
         self._param_kinds = {p[0]: p[1] for p in params}
         self._args = args
-        self._roles = {}
+        self._roles = {params[a[5][0]][0]: "index" for a in args if a[5][0] >= 0}
         for a in args:
             if a[3][0] >= 0:
-                self._roles[params[a[3][0]][0]] = "element"
-            if a[5][0] >= 0:
-                self._roles[params[a[5][0]][0]] = "index"
+                self._roles.setdefault(params[a[3][0]][0], "element")
         self.tunable = {}
         tunables = []
         for key, values in (tunable or {}).items():
