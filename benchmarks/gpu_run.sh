@@ -2,7 +2,8 @@
 # One device-machine call: build, then the steps named on the command line, each logged under $OUT.
 #   bash benchmarks/gpu_run.sh tests sweep:11 sweep:12 bench
 # Steps: tests (the GPU suite, -n 8, timed), sweep:SEED (10 cases a family), bench (the public table,
-# training and per-call tables), pytest:ARGS (any pytest selection, e.g. pytest:tests/test_x.py).
+# training and per-call tables), benchf:FILTER (cases matching FILTER, per-call tables, no training),
+# pytest:ARGS (any pytest selection, e.g. pytest:tests/test_x.py).
 # Each step has its own time limit so the call ends inside the device's 10 minutes with its logs.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -28,6 +29,10 @@ for step in "$@"; do
       timeout 300 python3 -m jitops bench --sweep --seed "$seed" --cases 10 --reps 50 \
         --out "$OUT/sweep$seed.json" --markdown "$OUT/sweep$seed.md" >"$OUT/sweep$seed.log" 2>&1; rc=$?
       grep -E "^\| (all|family)" "$OUT/sweep$seed.md" ;;
+    benchf:*)  # the bench's cases whose name holds FILTER, with the per-call tables, no training steps
+      timeout 300 python3 -m jitops bench --filter "${step#benchf:}" --no-training --out "$OUT/benchf.json" \
+        --markdown "$OUT/benchf.md" >"$OUT/benchf.log" 2>&1; rc=$?
+      tail -12 "$OUT/benchf.log" ;;
     bench)
       timeout 420 python3 -m jitops bench --out "$OUT/bench.json" --markdown "$OUT/bench.md" \
         >"$OUT/bench.log" 2>&1; rc=$?
