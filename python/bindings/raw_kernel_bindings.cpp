@@ -66,10 +66,10 @@ void* array_pointer(PyObject* obj, ArrayKind kind, int i, int* device) {
       *device = d.device;
       return d.data;
     }
-    case ArrayKind::CuPy: {
-      py::handle h(obj);
-      *device = h.attr("device").attr("id").cast<int>();
-      return reinterpret_cast<void*>(h.attr("data").attr("ptr").cast<uintptr_t>());
+    case ArrayKind::CuPy: {  // its MemoryPointer holds both (no Device object made)
+      py::object data = py::handle(obj).attr("data");
+      *device = data.attr("device_id").cast<int>();
+      return reinterpret_cast<void*>(data.attr("ptr").cast<uintptr_t>());
     }
     case ArrayKind::Virtual:
       throw type_error(arg_name(i) + ": a VirtualArray holds no memory to launch on");
@@ -197,9 +197,13 @@ CUstream launch_stream(PyObject* stream, const RawArgs& a) {
                                  "with __cuda_stream__ (got ") + Py_TYPE(stream)->tp_name + ")");
   }
   if (a.any_torch) return torch_current_stream(a.device);
-  if (a.any_cupy)
-    return reinterpret_cast<CUstream>(
-        py::module_::import("cupy").attr("cuda").attr("get_current_stream")().attr("ptr").cast<uintptr_t>());
+  if (a.any_cupy) {
+    PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;  // see fastcall.cpp
+    const py::object& current = storage.call_once_and_store_result([] {
+      return py::object(py::module_::import("cupy").attr("cuda").attr("get_current_stream"));
+    }).get_stored();
+    return reinterpret_cast<CUstream>(current().attr("ptr").cast<uintptr_t>());
+  }
   return nullptr;
 }
 

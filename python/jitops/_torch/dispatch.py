@@ -12,6 +12,12 @@ import torch
 from . import install
 from .library import deterministic_default, pair, with_out
 
+
+def _f(name, *args):
+    from .gradients import functional
+
+    return functional(name, *args)
+
 _signatures = {}
 
 
@@ -33,11 +39,11 @@ def _in_place(name, self, args, tensors):
 def _run(name, a):
     J = torch.ops.jitops
     if name == "index_select":
-        return with_out(J.index_select(a["x"], a["dim"], a["index"]), a["out"])
+        return with_out(_f("index_select", a["x"], a["dim"], a["index"]), a["out"])
     if name == "take":
-        return with_out(J.take(a["x"], a["indices"], a["axis"]), a["out"])
+        return with_out(_f("take", a["x"], a["indices"], a["axis"]), a["out"])
     if name == "gather":
-        return with_out(J.gather(a["x"], a["dim"], a["index"]), a["out"])
+        return with_out(_f("gather", a["x"], a["dim"], a["index"]), a["out"])
     if name == "index_add_":
         det = bool(a["deterministic"]) or deterministic_default()
         return _in_place("index_add", a["self"], (a["dim"], a["index"], a["source"], a["alpha"], det), (a["source"],))
@@ -64,17 +70,18 @@ def _run(name, a):
             dtype = getattr(torch, dtype)
         return with_out(J.histc(a["x"], a["bins"], float(a["min"]), float(a["max"]), dtype), a["out"])
     if name == "upsample_nearest2d":
-        return with_out(J.upsample_nearest2d(a["x"], pair(a["size"], int), pair(a["scale_factor"], float)), a["out"])
+        return with_out(_f("upsample_nearest2d", a["x"], pair(a["size"], int), pair(a["scale_factor"], float)),
+                        a["out"])
     if name == "upsample_nearest2d_backward":
-        return with_out(J.upsample_nearest2d_backward(a["grad_output"], [int(s) for s in a["input_size"]],
-                                                       pair(a["scale_factor"], float)), a["out"])
+        return with_out(_f("upsample_nearest2d_backward", a["grad_output"], [int(s) for s in a["input_size"]],
+                           pair(a["scale_factor"], float)), a["out"])
     x, y = a["x"], a["y"]
     if torch.is_tensor(x) and torch.is_tensor(y):
-        result = getattr(J, name)(x, y)
+        result = _f(name, x, y)
     elif torch.is_tensor(x):
-        result = getattr(J, name + "_scalar")(x, y.item() if hasattr(y, "item") else y, False)
+        result = _f(name + "_scalar", x, y.item() if hasattr(y, "item") else y, False)
     else:
-        result = getattr(J, name + "_scalar")(y, x.item() if hasattr(x, "item") else x, True)
+        result = _f(name + "_scalar", y, x.item() if hasattr(x, "item") else x, True)
     return with_out(result, a["out"])
 
 

@@ -12,9 +12,36 @@ refused, views are rebased.
 
 import torch
 
-from .library import BINARY, deterministic_default, ops
+from .library import BINARY, IMPLS, deterministic_default, ops
 
-J = None  # torch.ops.jitops, bound by register()
+J = None  # torch.ops.jitops behind FastOps, bound by register()
+
+
+def plain(values):
+    """No tensor among `values` is a subclass (FakeTensor, FunctionalTensor, ...)."""
+    return all(type(v) is torch.Tensor or type(v) is torch.nn.Parameter for v in values if isinstance(v, torch.Tensor))
+
+
+def direct(values):
+    """A call that needs no dispatcher: nothing traced, plain tensors, and no graph to build."""
+    return not torch.is_grad_enabled() and not torch.compiler.is_compiling() and plain(values)
+
+
+class FastOps:
+    """torch.ops.jitops for the formulas below: a call that builds no graph on plain tensors runs the op's
+    own body at once (the custom op's dispatch costs tens of microseconds a call); any other call (double
+    backward, tracing) goes through the custom op, so it stays differentiable and traceable."""
+
+    def __getattr__(self, name):
+        custom = getattr(torch.ops.jitops, name)
+        body = IMPLS.get(name)
+        if body is None:
+            call = custom
+        else:
+            def call(*args):
+                return body(*args) if direct(args) else custom(*args)
+        setattr(self, name, call)
+        return call
 
 
 def _pad_to(grad, shape):
@@ -334,10 +361,35 @@ class InPlace(torch.autograd.Function):
         return (None,) + tuple(ctx.formula(_Shifted(ctx), grad))
 
 
+class Eager(torch.autograd.Function):
+    """A functional jitops op under autograd in eager mode, without the custom op's dispatch: its body
+    forward, the custom op's own formula backward."""
+
+    @staticmethod
+    def forward(ctx, name, *args):
+        setup, backward = FORMULAS[name]
+        out = IMPLS[name](*args)
+        ctx.formula = backward
+        setup(ctx, args, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None,) + tuple(ctx.formula(_Shifted(ctx), grad))
+
+
+def functional(name, *args):
+    """torch.ops.jitops.<name>(*args) with its gradient: through Eager for plain tensors outside tracing,
+    through the custom op otherwise."""
+    if plain(args) and not torch.compiler.is_compiling():
+        return Eager.apply(name, *args)
+    return getattr(torch.ops.jitops, name)(*args)
+
+
 def register():
     """Attaches every formula to its custom op (once, from install())."""
     global J
-    J = torch.ops.jitops
+    J = FastOps()
     defs = ops()
     for name, (setup, backward) in FORMULAS.items():
         defs[name].register_autograd(backward, setup_context=setup)

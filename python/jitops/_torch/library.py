@@ -22,6 +22,9 @@ from .. import _core
 Number = Union[int, float, bool]
 BINARY = ("add", "sub", "mul", "div", "maximum", "minimum")
 _library = {}
+# Each op's own Python body (the kernel call), by name: eager calls that need
+# no dispatcher (plain tensors, nothing traced) run these directly (gradients.py).
+IMPLS = {}
 # Stand-ins for jitops' kernels by op name (tests of this wiring on the CPU
 # put PyTorch's own ops here); absent, the op runs jitops' kernel.
 KERNELS = {}
@@ -67,6 +70,7 @@ def op(name, mutates=()):
     """Registers `fn` as torch.ops.jitops.<name> and keeps the CustomOpDef for register_fake/autograd."""
 
     def wrap(fn):
+        IMPLS[name] = fn
         defined = torch.library.custom_op(f"jitops::{name}", mutates_args=mutates)(fn)
         _library[name] = defined
         return defined
@@ -128,7 +132,7 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Num
 @op("index_add")
 def index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Number, deterministic: bool) -> Tensor:
     out = self.clone()
-    index_add_(out, dim, index, source, alpha, deterministic)
+    IMPLS["index_add_"](out, dim, index, source, alpha, deterministic)  # on its own new tensor: no trip through the dispatcher
     return out
 
 
@@ -141,7 +145,7 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> None:
 @op("index_copy")
 def index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     out = self.clone()
-    index_copy_(out, dim, index, source)
+    IMPLS["index_copy_"](out, dim, index, source)  # on its own new tensor: no trip through the dispatcher
     return out
 
 
@@ -154,7 +158,7 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value: Number) -> None:
 @op("index_fill")
 def index_fill(self: Tensor, dim: int, index: Tensor, value: Number) -> Tensor:
     out = self.clone()
-    index_fill_(out, dim, index, value)
+    IMPLS["index_fill_"](out, dim, index, value)  # on its own new tensor: no trip through the dispatcher
     return out
 
 
@@ -167,7 +171,7 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor, determinist
 @op("scatter_add")
 def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor, deterministic: bool) -> Tensor:
     out = self.clone()
-    scatter_add_(out, dim, index, src, deterministic)
+    IMPLS["scatter_add_"](out, dim, index, src, deterministic)  # on its own new tensor: no trip through the dispatcher
     return out
 
 
@@ -182,7 +186,7 @@ def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool,
                    deterministic: bool) -> Tensor:
     out = self.clone()
-    scatter_reduce_(out, dim, index, src, reduce, include_self, deterministic)
+    IMPLS["scatter_reduce_"](out, dim, index, src, reduce, include_self, deterministic)  # on its own new tensor: no trip through the dispatcher
     return out
 
 
