@@ -76,8 +76,8 @@ __device__ __forceinline__ void reduced_offsets(const P& p, typename P::Linear r
   }
 }
 
-// Folds `acc` over the G lanes of each group (G a power of two; groups of
-// more than 32 lanes fill the whole block). Lane 0 of the group gets the result.
+// Folds `acc` over the G lanes of each group (G a power of two; a group of
+// more than 32 lanes spans G / 32 whole warps). Lane 0 of the group gets the result.
 template <class Op, int G>
 __device__ __forceinline__ typename Op::R group_reduce(typename Op::R acc) {
   typedef typename Op::R R;
@@ -87,11 +87,13 @@ __device__ __forceinline__ typename Op::R group_reduce(typename Op::R acc) {
   if (G > 32) {
     __shared__ alignas(16) unsigned char storage[32 * sizeof(R)];
     R* warps = reinterpret_cast<R*>(storage);
+    constexpr int kWarpsPerGroup = G / 32;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int first = warp / kWarpsPerGroup * kWarpsPerGroup;  // the group's first warp
     if (lane == 0) warps[warp] = acc;
     __syncthreads();
-    if (warp == 0) {
-      acc = lane < G / 32 ? warps[lane] : Op::identity();
+    if (warp == first) {
+      acc = lane < kWarpsPerGroup ? warps[first + lane] : Op::identity();
 #pragma unroll
       for (int s = 16; s > 0; s >>= 1) acc = Op::reduce(acc, shuffle_xor(acc, s, 32));
     }

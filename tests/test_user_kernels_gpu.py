@@ -288,7 +288,7 @@ def test_reduction_errors_name_the_argument():
         k(x, axis=2)
     with pytest.raises(ValueError, match="axis: dim 1 is listed twice"):
         k(x, axis=(1, -1))
-    with pytest.raises(ValueError, match=r"out: expected shape \(3,\)"):
+    with pytest.raises(ValueError, match=r"y: expected shape \(3,\) \(got \(4,\)\)"):  # out= is the output y
         k(x, axis=1, out=torch.empty(4, device=DEVICE))
     with pytest.raises(jitops.CompileError, match="map_expr"):
         jitops.ReductionKernel("T x", "T y", "x +* 1", "a + b", "y = a", "0", "broken")(x, axis=0)
