@@ -19,7 +19,7 @@ for step in "$@"; do
   t0=$(date +%s)
   case "$step" in
     tests)
-      timeout 420 python3 -m pytest -q -m gpu -n 8 -p no:cacheprovider tests >"$OUT/tests.log" 2>&1; rc=$?
+      timeout 420 python3 -m pytest -q -m gpu -n 8 -p no:cacheprovider --durations=60 tests >"$OUT/tests.log" 2>&1; rc=$?
       tail -4 "$OUT/tests.log" ;;
     pytest:*)
       timeout 300 python3 -m pytest -q -p no:cacheprovider ${step#pytest:} >>"$OUT/pytest.log" 2>&1; rc=$?
