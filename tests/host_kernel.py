@@ -20,7 +20,7 @@ TEMPLATES = os.path.join(HERE, "..", "templates")
 # cuda_fp16.h / cuda_bf16.h (16-bit floats run as unsigned short: their
 # index arithmetic, not their rounding), and what those would have given.
 PRELUDES = {
-    "upsample.cuh": """#include "upsample_rows.cuh"
+    "upsample.cuh": """#include "upsample_tiles.cuh"
 namespace jitops {
 template <typename T> struct AccumulateOf { typedef T type; };
 template <> struct AccumulateOf<unsigned char> { typedef unsigned int type; };

@@ -127,3 +127,40 @@ def test_forward_row_kernels(kernels, dtype, layout, kwargs):
     assert report["regime"].startswith("rows of")
     kernels.run(report)
     np.testing.assert_array_equal(out, numpy_forward(x, oh, ow, sh, sw))
+
+
+# The tile kernel (templates/upsample_tiles.cuh): whole rows as one span at
+# every misalignment and element size (16-byte units of 16, 8, 4 and 2
+# elements), fractional and explicit sizes, empty windows, channels-last,
+# rows staged one by one, column chunks of wide rows, windows summed in loops.
+TILE_CASES = {
+    "x3": dict(in_size=(2, 3, 10, 9), scale=3),
+    "x3_misaligned": dict(in_size=(2, 3, 10, 9), scale=3, offset=1),
+    "x4_float64": dict(in_size=(2, 3, 11, 13), scale=4, dtype="float64", offset=1),
+    "x3_uint8": dict(in_size=(2, 3, 11, 13), scale=3, dtype="uint8", offset=3),
+    "x3_float16": dict(in_size=(2, 3, 11, 13), scale=3, dtype="float16", offset=5),
+    "x1.5": dict(in_size=(1, 2, 17, 23), scale=1.5),
+    "x2.5_misaligned": dict(in_size=(1, 2, 17, 23), scale=2.5, offset=2),
+    "odd_size": dict(in_size=(2, 2, 19, 29), size=(31, 47)),
+    "odd_size_h_down": dict(in_size=(2, 2, 19, 29), size=(13, 47)),
+    "empty_windows": dict(in_size=(1, 3, 20, 20), scale=(0.5, 3), dtype="float16"),
+    "channels_last_x3": dict(in_size=(2, 3, 10, 9), scale=3, layout="channels_last"),
+    "channels_last_x1.5": dict(in_size=(2, 4, 10, 9), scale=1.5, layout="channels_last", offset=1),
+    "channels_last_float64": dict(in_size=(2, 3, 13, 11), size=(29, 31), layout="channels_last", dtype="float64"),
+    "channels_last_uint8": dict(in_size=(2, 5, 13, 11), size=(29, 31), layout="channels_last", dtype="uint8",
+                                offset=5),
+    "rows_apart": dict(in_size=(2, 3, 10, 9), scale=3, layout="h_sliced"),
+    "rows_apart_float16": dict(in_size=(2, 3, 10, 9), scale=(2.5, 3), layout="h_sliced", dtype="float16", offset=3),
+    "wide_rows": dict(in_size=(1, 2, 6, 900), scale=3),
+    "wide_rows_float64": dict(in_size=(1, 2, 5, 700), scale=2.5, dtype="float64", offset=1),
+    "wide_rows_channels_last": dict(in_size=(1, 3, 4, 600), scale=3, layout="channels_last"),
+    "wide_windows": dict(in_size=(1, 1, 3, 3000), scale=(1.5, 7)),
+    "x9": dict(in_size=(1, 2, 7, 5), scale=9, dtype="uint8"),
+    "one_pixel": dict(in_size=(3, 7, 1, 1), scale=5),
+    "one_row": dict(in_size=(1, 1, 1, 40), size=(1, 123)),
+}
+
+
+@pytest.mark.parametrize("case", list(TILE_CASES))
+def test_backward_tile_kernel(kernels, case):
+    assert backward_case(kernels, **TILE_CASES[case]).startswith("tiles of rows")
