@@ -107,6 +107,10 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
   if (g.out_w * channels >= (int64_t(1) << 30) || g.in_w * channels >= (int64_t(1) << 30)) return false;
 
   const bool rows_follow = g.out_h == 1 || go.strides[kH] == g.out_w * channels;
+  // Windows too wide to stage even one: the row kernels' loops (decided before the tuning point is
+  // resolved, so that a call the row kernels take records no point of this kernel).
+  constexpr int64_t kMaxBudget = 48 << 10;
+  if (choose_tile(g, channels, bytes, rows_follow, kMaxBudget).rows == 0) return false;
   TuningPoint point;
   point.family = KernelFamily::Upsample;
   point.traits = {kUpsampleTilesBackward, plan.spec.fields[F::kElement], 16 / bytes, Bits, nchw, rows_follow};
@@ -116,9 +120,9 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
   plan.tuning = resolve_tuning(point, device, heuristic);
   plan.tunable = true;
   const LaunchTuning& tuning = plan.tuning.config;
-  const int64_t budget = std::clamp<int64_t>(int64_t(tuning.threads) * tuning.unroll * 16, 8 << 10, 48 << 10);
+  const int64_t budget = std::clamp<int64_t>(int64_t(tuning.threads) * tuning.unroll * 16, 8 << 10, kMaxBudget);
   TileShape t = choose_tile(g, channels, bytes, rows_follow, budget);
-  if (t.rows == 0) return false;  // windows too wide to stage one: the row kernels' loops
+  if (t.rows == 0) t = choose_tile(g, channels, bytes, rows_follow, kMaxBudget);
   const int64_t outer = nchw ? gi.shape[kN] * gi.shape[kC] : gi.shape[kN];
   const int64_t col_chunks = (g.in_w + t.cols - 1) / t.cols;
   auto tiles_of = [&](int64_t rows) { return outer * ((g.in_h + rows - 1) / rows) * col_chunks; };
@@ -136,10 +140,12 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
         1, std::min<int64_t>(device.max_threads_per_sm / tuning.threads, device.shared_per_sm / (shared_of(rows) + 1024)));
     return double(tiles_of(rows)) / double(resident * device.sm_count);
   };
+  t.rows = std::min(t.rows, std::max<int64_t>(1, (int64_t(1) << 24) / (t.cols * channels)));  // H downscaled far
   t.rows = std::max<int64_t>(1, largest(t.rows, [&](int64_t rows) { return waves_of(rows) >= 6; }));
   t.stage_rows = covered(t.rows, g.backward_scale_h, g.in_h, g.out_h);
   const int64_t items = t.rows * t.cols * channels, shared = shared_of(t.rows);
-  if (shared > 96 << 10 || items >= (int64_t(1) << 30)) return false;
+  // Past 48 KiB the launch opts in; the tables of the widest tiles stay far below the device's limit.
+  if (shared > device.shared_per_block_optin) return false;
   int threads = tuning.threads;
   while (threads > 64 && threads / 2 >= items) threads /= 2;  // small tiles: fewer idle threads
 
