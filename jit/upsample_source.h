@@ -28,6 +28,7 @@ struct UpsampleSpecFields {
     kWindowH,      // backward row and tile kernels: the widest window of output rows (0: any, in a plain loop)
     kWindowW,      // ... of output columns
     kOneSpan,      // tile kernel: a tile's output-gradient rows follow each other in memory, staged as one span
+    kPerItem,      // tile kernel: consecutive elements a thread sums and stores at once (16- and 8-bit types)
   };
 };
 

@@ -167,9 +167,11 @@ __device__ __forceinline__ void stage_tile(const UpsampleTileParams<Bits>& p, co
   }
 }
 
-// Every element of the tile: its window's sum, stored. `Rows` reads the
+// Every element of the tile: its window's sum, stored; an item is Per
+// consecutive elements of a row (16-bit and 8-bit types: their index
+// arithmetic and window edges shared, one 4-byte store). `Rows` reads the
 // output gradient (staged, or global memory for a tile too big to stage).
-template <typename T, typename A, int Bits, bool Nchw, int WinH, int WinW, typename Rows>
+template <typename T, typename A, int Bits, bool Nchw, int WinH, int WinW, int Per, typename Rows>
 __device__ __forceinline__ void sum_tile(const UpsampleTileParams<Bits>& p, const UpsampleTile<Bits>& tile,
                                          const int* y_edge, const int* x_edge, Rows rows) {
   typedef typename UpsampleTileParams<Bits>::Linear L;
@@ -177,14 +179,20 @@ __device__ __forceinline__ void sum_tile(const UpsampleTileParams<Bits>& p, cons
   const int width = tile.cols * C, items = tile.rows * int(p.tile_elems.divisor);
   T* dst = static_cast<T*>(p.dst) + L(tile.w0) * C;
   for (int i = threadIdx.x; i < items; i += blockDim.x) {
-    uint32_t e;
-    const int j = int(p.tile_elems.divmod(uint32_t(i), e));
-    if (int(e) >= width) continue;  // past a last, narrower column chunk
-    uint32_t c = 0;
-    const int w = Nchw ? int(e) : int(p.channels.divmod(e, c));
-    rows.c = int(c);
-    const A sum = window_sum<A, WinH, WinW>(rows, y_edge[j], y_edge[j + 1], x_edge[w], x_edge[w + 1]);
-    dst[(tile.dst_row + L(j)) * L(p.inner) + L(e)] = T(sum);
+    uint32_t group;
+    const int j = int(p.tile_elems.divmod(uint32_t(i), group));
+    const int e0 = int(group) * Per;
+    if (e0 >= width) continue;  // past a last, narrower column chunk (widths are multiples of Per)
+    const int y0 = y_edge[j], y1 = y_edge[j + 1];
+    Pack<T, Per> out;
+#pragma unroll
+    for (int q = 0; q < Per; ++q) {
+      uint32_t c = 0;
+      const int w = Nchw ? e0 + q : int(p.channels.divmod(uint32_t(e0 + q), c));
+      rows.c = int(c);
+      out.v[q] = T(window_sum<A, WinH, WinW>(rows, y0, y1, x_edge[w], x_edge[w + 1]));
+    }
+    *reinterpret_cast<Pack<T, Per>*>(dst + (tile.dst_row + L(j)) * L(p.inner) + L(e0)) = out;
   }
 }
 
@@ -200,7 +208,7 @@ struct UnstagedRows {
   }
 };
 
-template <typename T, typename A, int Bits, bool Nchw, bool OneSpan, int WinH, int WinW, int Unroll>
+template <typename T, typename A, int Bits, bool Nchw, bool OneSpan, int WinH, int WinW, int Unroll, int Per>
 __device__ __forceinline__ void upsample_tiles_backward(const UpsampleTileParams<Bits>& p) {
   typedef typename UpsampleTileParams<Bits>::Linear L;
   extern __shared__ __align__(16) unsigned char upsample_tile_shared[];
@@ -222,9 +230,9 @@ __device__ __forceinline__ void upsample_tiles_backward(const UpsampleTileParams
     if (staged) stage_tile<T, Bits, Nchw, OneSpan, Unroll>(p, tile, src, data, row_at);
     __syncthreads();
     if (staged)
-      sum_tile<T, A, Bits, Nchw, WinH, WinW>(p, tile, y_edge, x_edge, StagedRows<T>{data, row_at, tile.y0, 0, C});
+      sum_tile<T, A, Bits, Nchw, WinH, WinW, Per>(p, tile, y_edge, x_edge, StagedRows<T>{data, row_at, tile.y0, 0, C});
     else
-      sum_tile<T, A, Bits, Nchw, WinH, WinW>(p, tile, y_edge, x_edge,
+      sum_tile<T, A, Bits, Nchw, WinH, WinW, Per>(p, tile, y_edge, x_edge,
                                              UnstagedRows<T, decltype(p.src_row)>{src + tile.src_base, p.src_row, 0, C});
     __syncthreads();  // the next tile overwrites shared memory
   }

@@ -193,6 +193,7 @@ def test_row_kernels_forward_and_backward(dtype, case):
 
 TILE_CASES = {  # (input shape, grad layout, kwargs): backward calls the tile kernel takes (upsample_tiles.cuh)
     "x3": ((2, 3, 20, 23), "nchw", dict(scale_factor=3)),
+    "x3_even": ((2, 3, 20, 24), "nchw", dict(scale_factor=3)),  # 16- and 8-bit types: 2 or 4 elements an item
     "x4": ((2, 3, 11, 13), "nchw", dict(scale_factor=4)),
     "x1.5": ((2, 3, 17, 23), "nchw", dict(scale_factor=1.5)),
     "x2.5": ((2, 3, 17, 23), "nchw", dict(scale_factor=2.5)),

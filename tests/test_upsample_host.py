@@ -139,6 +139,10 @@ TILE_CASES = {
     "x4_float64": dict(in_size=(2, 3, 11, 13), scale=4, dtype="float64", offset=1),
     "x3_uint8": dict(in_size=(2, 3, 11, 13), scale=3, dtype="uint8", offset=3),
     "x3_float16": dict(in_size=(2, 3, 11, 13), scale=3, dtype="float16", offset=5),
+    "x3_float16_pairs": dict(in_size=(2, 3, 11, 12), scale=3, dtype="float16", offset=5),  # 2 elements an item
+    "x1.5_uint8_quads": dict(in_size=(2, 3, 11, 16), scale=1.5, dtype="uint8", offset=7),  # 4 elements an item
+    "channels_last_float16_pairs": dict(in_size=(2, 5, 9, 10), scale=2.5, layout="channels_last", dtype="float16"),
+    "wide_rows_float16_pairs": dict(in_size=(1, 2, 5, 2000), scale=3, dtype="float16", offset=1),
     "x1.5": dict(in_size=(1, 2, 17, 23), scale=1.5),
     "x2.5_misaligned": dict(in_size=(1, 2, 17, 23), scale=2.5, offset=2),
     "odd_size": dict(in_size=(2, 2, 19, 29), size=(31, 47)),

@@ -71,6 +71,16 @@ def test_wide_rows_are_split_into_column_chunks(fresh_cache):
     assert k["grid"][0] > 2 * 2 and k["shared_bytes_dynamic"] <= 20 << 10
 
 
+@pytest.mark.parametrize("dtype,width,per", [
+    ("float16", 12, 2), ("bfloat16", 12, 2), ("uint8", 12, 4), ("uint8", 14, 2), ("float16", 13, 1),
+    ("float32", 12, 1), ("float64", 12, 1),
+])
+def test_narrow_types_sum_four_bytes_an_item(fresh_cache, dtype, width, per):
+    # consecutive elements share an item's index arithmetic and one store, where rows keep them aligned
+    k = explain(V([2, 3, 33, 3 * width], dtype), (2, 3, 11, width), scale_factor=3)
+    assert k["spec"]["kind"] == TILES and k["spec"]["per_item"] == per and k["local_bytes"] == 0
+
+
 def test_windows_past_four_sum_in_loops(fresh_cache):
     k = explain(V([2, 3, 70, 70], "float32"), (2, 3, 10, 10), scale_factor=7)
     assert k["spec"]["kind"] == TILES and (k["spec"]["window_h"], k["spec"]["window_w"]) == (0, 0)

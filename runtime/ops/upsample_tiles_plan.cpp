@@ -70,6 +70,7 @@ TileShape choose_tile(const UpsampleGeometry& g, int64_t channels, int bytes, bo
     const int64_t stage_rows = covered(1, g.backward_scale_h, g.in_h, g.out_h);
     t.one_span = false;
     t.cols = largest(g.in_w, [&](int64_t cols) { return stage_rows * pitch_of(cols) * bytes <= budget; });
+    if (t.cols > 4) t.cols -= t.cols % 4;  // chunks keep 4-byte items of narrow types aligned
     t.rows = t.cols > 0 ? 1 : 0;
     t.pitch = pitch_of(t.cols);
   }
@@ -146,8 +147,14 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
   const int64_t items = t.rows * t.cols * channels, shared = shared_of(t.rows);
   // Past 48 KiB the launch opts in; the tables of the widest tiles stay far below the device's limit.
   if (shared > device.shared_per_block_optin) return false;
+  // Types under 4 bytes sum 4 bytes of consecutive elements an item: the index arithmetic and window
+  // edges of an item serve them all and one store writes them (where rows and chunks keep them aligned).
+  int per = bytes < 4 ? 4 / bytes : 1;
+  while (per > 1 && ((g.in_w * channels) % per || (t.cols * channels) % per ||
+                     reinterpret_cast<uintptr_t>(gi.data) % uintptr_t(per * bytes)))
+    per /= 2;
   int threads = tuning.threads;
-  while (threads > 64 && threads / 2 >= items) threads /= 2;  // small tiles: fewer idle threads
+  while (threads > 64 && threads / 2 >= items / per) threads /= 2;  // small tiles: fewer idle threads
 
   UpsampleTileParams<Bits> p{};
   p.src = go.data;
@@ -160,7 +167,7 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
   p.src_outer[1] = S(go.strides[nchw ? kC : kN]);
   p.src_row = S(go.strides[kH]);
   p.channels = FastDivmod(uint32_t(channels));
-  p.tile_elems = FastDivmod(uint32_t(t.cols * channels));
+  p.tile_elems = FastDivmod(uint32_t(t.cols * channels / per));
   p.stage_units = FastDivmod(uint32_t(t.one_span ? 1 : t.pitch / vec));
   p.inner = int32_t(g.in_w * channels);
   p.in_h = int32_t(g.in_h);
@@ -178,6 +185,7 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
   plan.spec.fields[F::kVec] = int(vec);
   plan.spec.fields[F::kNchwRows] = nchw;
   plan.spec.fields[F::kOneSpan] = t.one_span;
+  plan.spec.fields[F::kPerItem] = per;
   plan.spec.fields[F::kWindowH] = widest_window(g.backward_scale_h, g.in_h);
   plan.spec.fields[F::kWindowW] = widest_window(g.backward_scale_w, g.in_w);
   plan.spec.fields[F::kUnroll] = tuning.unroll;

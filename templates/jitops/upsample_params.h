@@ -77,7 +77,7 @@ struct UpsampleTileParams {
   Stride src_outer[2];     // the output gradient's strides along c0 and c1
   Stride src_row;          // ... along H
   FastDivmod channels;     // C (channels-last) or 1
-  FastDivmod tile_elems;   // elements of one row of a whole tile: tile_cols x C
+  FastDivmod tile_elems;   // items in one row of a whole tile: tile_cols x C / Per
   FastDivmod stage_units;  // 16-byte units per staged row (rows staged one by one)
   int32_t inner;           // elements per input-gradient row: W x C
   int32_t in_h, in_w, out_h, out_w;
