@@ -1,5 +1,6 @@
 #include "jit/upsample_source.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -9,7 +10,7 @@ namespace jitops {
 namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"kind", "element", "vec", "offset", "unroll", "threads",
-                                                      "nchw", "src_packed", "window_h", "window_w", nullptr, nullptr};
+                                                      "nchw", "src_packed", "window_h", "window_w", "one_span", "per_item"};
 
 std::string upsample_body(const KernelSpec& s) {
   using F = UpsampleSpecFields;
@@ -43,10 +44,18 @@ std::string upsample_body(const KernelSpec& s) {
              vec + ", " + unroll + ", " + bits + ", " + std::to_string(f[F::kWindowH]) + ", " +
              std::to_string(f[F::kWindowW]) + ">(p);";
       break;
+    case kUpsampleTilesBackward:
+      call = "jitops::upsample_tiles_backward<" + element + ", typename jitops::AccumulateOf<" + element + ">::type, " +
+             bits + ", " + (f[F::kNchwRows] ? "true" : "false") + ", " + (f[F::kOneSpan] ? "true" : "false") + ", " +
+             std::to_string(f[F::kWindowH]) + ", " + std::to_string(f[F::kWindowW]) + ", " + unroll + ", " +
+             std::to_string(std::max(1, f[F::kPerItem])) + ">(p);";
+      break;
     default: throw std::logic_error("upsample: unknown kind " + std::to_string(f[F::kKind]));
   }
   const bool rows = f[F::kKind] == kUpsampleRowsForward || f[F::kKind] == kUpsampleRowsBackward;
-  const std::string params = rows ? "UpsampleRowParams" : "UpsampleParams";
+  const std::string params = f[F::kKind] == kUpsampleTilesBackward ? "UpsampleTileParams"
+                             : rows                                 ? "UpsampleRowParams"
+                                                                    : "UpsampleParams";
   return "#include \"upsample.cuh\"\n\n"
          "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
          "jitops_kernel(const jitops::" + params + "<" + bits + "> p) {\n  " + call + "\n}\n";

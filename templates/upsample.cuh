@@ -5,7 +5,9 @@
 //             (s = out/in, or scale_factor), summed row by row in the accumulate type, as PyTorch does.
 // The exact-2x kernels move packed pairs: forward reads `Vec` inputs and
 // writes 2*Vec to each of two output rows; backward reads 2*Vec from each of
-// two rows and writes Vec sums; no atomics, no memset.
+// two rows and writes Vec sums; no atomics, no memset. Dense results of other
+// scales take the row kernels (upsample_rows.cuh); the backward with windows
+// wider than a column, the tile kernel (upsample_tiles.cuh).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -23,6 +25,7 @@ template <> struct AccumulateOf<unsigned char> { typedef unsigned int type; };
 }  // namespace jitops
 
 #include "upsample_rows.cuh"
+#include "upsample_tiles.cuh"
 
 namespace jitops {
 

@@ -81,21 +81,43 @@ __device__ __forceinline__ void upsample_rows_forward(const UpsampleRowParams<Bi
   }
 }
 
+// Output-gradient rows in global memory as a window sum reads them:
+// row(y)[x] is element (y, x), `sh` and `sw` apart.
+template <typename T, typename S>
+struct GlobalRows {
+  static constexpr bool kAllInFlight = true;
+  const T* src;
+  S sh, sw;
+  struct Row {
+    const T* p;
+    S sw;
+    __device__ __forceinline__ T operator[](int x) const { return load_readonly(p + S(x) * sw); }
+  };
+  __device__ __forceinline__ Row row(int y) const { return Row{src + S(y) * sh, sw}; }
+};
+
 // One element's window sum, rows then columns from zero in the accumulate
 // type (PyTorch's order). Win > 0: windows are at most Win wide and the
-// loops unroll, every load predicated and in flight at once; 0: any width.
-template <typename T, typename A, int WinH, int WinW, typename S>
-__device__ __forceinline__ A window_sum(const T* src, S sh, S sw, int y0, int y1, int x0, int x1) {
+// loops unroll, every load predicated; rows in global memory (kAllInFlight)
+// have all their loads in flight at once, staged rows are looked up only
+// where the window has them (their table ends with the tile); 0: any width.
+template <typename A, int WinH, int WinW, typename Rows>
+__device__ __forceinline__ A window_sum(const Rows& rows, int y0, int y1, int x0, int x1) {
   A sum = A(0);
   if (WinH > 0 && WinW > 0) {
 #pragma unroll
-    for (int ty = 0; ty < WinH; ++ty)
+    for (int ty = 0; ty < WinH; ++ty) {
+      if (!Rows::kAllInFlight && y0 + ty >= y1) continue;
+      const auto row = rows.row(y0 + ty);
 #pragma unroll
       for (int tx = 0; tx < WinW; ++tx)
-        if (y0 + ty < y1 && x0 + tx < x1) sum += A(load_readonly(src + S(y0 + ty) * sh + S(x0 + tx) * sw));
+        if (y0 + ty < y1 && x0 + tx < x1) sum += A(row[x0 + tx]);
+    }
   } else {
-    for (int y = y0; y < y1; ++y)
-      for (int x = x0; x < x1; ++x) sum += A(load_readonly(src + S(y) * sh + S(x) * sw));
+    for (int y = y0; y < y1; ++y) {
+      const auto row = rows.row(y);
+      for (int x = x0; x < x1; ++x) sum += A(row[x]);
+    }
   }
   return sum;
 }
@@ -135,8 +157,8 @@ __device__ __forceinline__ void upsample_rows_backward(const UpsampleRowParams<B
       P out;
 #pragma unroll
       for (int k = 0; k < Vec; ++k)
-        out.v[k] = T(window_sum<T, A, WinH, WinW>(src + channel[c][k], p.src_outer[2], p.src_w, y0, y1, x0[c][k],
-                                                  x1[c][k]));
+        out.v[k] = T(window_sum<A, WinH, WinW>(GlobalRows<T, S>{src + channel[c][k], p.src_outer[2], p.src_w}, y0, y1,
+                                               x0[c][k], x1[c][k]));
       dst[g] = out;
     }
   }

@@ -2,7 +2,10 @@
 PyTorch (torch.nn.functional.interpolate and its autograd gradient) and
 against a numpy reference, for every dtype x layout (NCHW, channels-last,
 sliced) x scale (exact 2x by size and by factor, 1.5, odd sizes, a
-downscale), into fresh and poisoned outputs."""
+downscale), into fresh and poisoned outputs; the backward's tile kernel on
+the cases it takes (integer, fractional and explicit scales, empty and wide
+windows, misaligned and H-sliced gradients, wide rows) and on the sweep's
+shapes, where it must match the row kernels bit for bit too."""
 
 import zlib
 
@@ -186,3 +189,83 @@ def test_row_kernels_forward_and_backward(dtype, case):
     factor = kwargs.get("scale_factor")
     got_grad = jitops.upsample_nearest2d_backward(grad, tuple(x.shape), scale_factor=factor)
     assert_same_bits(to_numpy(torch, got_grad), to_numpy(torch, xr.grad))
+
+
+TILE_CASES = {  # (input shape, grad layout, kwargs): backward calls the tile kernel takes (upsample_tiles.cuh)
+    "x3": ((2, 3, 20, 23), "nchw", dict(scale_factor=3)),
+    "x3_even": ((2, 3, 20, 24), "nchw", dict(scale_factor=3)),  # 16- and 8-bit types: 2 or 4 elements an item
+    "x4": ((2, 3, 11, 13), "nchw", dict(scale_factor=4)),
+    "x1.5": ((2, 3, 17, 23), "nchw", dict(scale_factor=1.5)),
+    "x2.5": ((2, 3, 17, 23), "nchw", dict(scale_factor=2.5)),
+    "odd_size": ((2, 3, 19, 29), "nchw", dict(size=(31, 47))),
+    "odd_size_h_down": ((2, 3, 19, 29), "nchw", dict(size=(13, 47))),
+    "empty_windows": ((2, 3, 20, 20), "nchw", dict(scale_factor=(0.5, 3))),
+    "x7_loops": ((2, 2, 10, 11), "nchw", dict(scale_factor=7)),
+    "channels_last_x3": ((2, 3, 20, 23), "channels_last", dict(scale_factor=3)),
+    "channels_last_x1.5": ((2, 4, 17, 23), "channels_last", dict(scale_factor=1.5)),
+    "rows_apart": ((2, 3, 20, 23), "h_sliced", dict(scale_factor=3)),
+    "misaligned": ((2, 3, 20, 23), "offset", dict(scale_factor=3)),
+    "wide_rows": ((1, 2, 6, 900), "nchw", dict(scale_factor=3)),
+}
+
+
+def tile_grad(dtype, layout, shape, seed):
+    """make_input's data, or every other H of a taller gradient (h_sliced), or one element past an aligned
+    start (offset)."""
+    if layout == "h_sliced":
+        return make_input(dtype, "nchw", shape=(shape[0], shape[1], 2 * shape[2], shape[3]), seed=seed)[:, :, ::2]
+    if layout == "offset":
+        flat = make_input(dtype, "nchw", shape=(1, 1, 1, int(np.prod(shape)) + 1), seed=seed).reshape(-1)
+        return flat[1:].view(shape)
+    return make_input(dtype, layout, shape=shape, seed=seed)
+
+
+def backward_scales(x, oh, ow, factor):
+    if factor is None:
+        return np.float32(oh) / np.float32(x.shape[2]), np.float32(ow) / np.float32(x.shape[3])
+    return (np.float32(factor), np.float32(factor)) if np.isscalar(factor) else tuple(map(np.float32, factor))
+
+
+@pytest.mark.parametrize("case", list(TILE_CASES))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_backward_tile_kernel(dtype, case):
+    shape, layout, kwargs = TILE_CASES[case]
+    x = make_input(dtype if dtype != "uint8" else "float32", "nchw", shape=shape, seed=3)
+    oh, ow, _, _ = kernel_scales(x, kwargs)
+    grad = tile_grad(dtype, layout, (shape[0], shape[1], oh, ow), zlib.crc32(f"tiles{dtype}{case}".encode()))
+    factor = kwargs.get("scale_factor")
+    (report,) = jitops.explain(jitops.upsample_nearest2d_backward, grad, tuple(x.shape), scale_factor=factor)
+    wide_pixels = layout == "channels_last" and shape[1] * grad.element_size() >= 32  # the row kernels' case
+    assert report["regime"].startswith("rows of" if wide_pixels else "tiles of rows")
+    out = poisoned_like(torch, tuple(x.shape), grad.dtype, DEVICE)
+    if layout == "channels_last":
+        out = out.contiguous(memory_format=torch.channels_last)
+    assert jitops.upsample_nearest2d_backward(grad, tuple(x.shape), scale_factor=factor, out=out) is out
+    got = jitops.upsample_nearest2d_backward(grad, tuple(x.shape), scale_factor=factor)
+    ref = numpy_backward(grad, x.shape[2], x.shape[3], *backward_scales(x, oh, ow, factor), dtype)
+    if dtype == "uint8":
+        np.testing.assert_array_equal(out.cpu().numpy(), ref.astype(np.uint8))
+        np.testing.assert_array_equal(got.cpu().numpy(), ref.astype(np.uint8))
+        return
+    xr = x.to(grad.dtype).detach().requires_grad_(True)
+    F.interpolate(xr, mode="nearest", **kwargs).backward(grad)
+    assert_same_bits(to_numpy(torch, out), to_numpy(torch, xr.grad))
+    assert_same_bits(to_numpy(torch, got), to_numpy(torch, xr.grad))
+    assert_same_bits(to_numpy(torch, got), to_numpy(torch, torch.from_numpy(ref).to(grad.dtype)))
+
+
+@pytest.mark.parametrize("grad_shape,in_size,factor", [
+    ((1, 256, 441, 417), (1, 256, 147, 139), 3.0),   # the sweep's x3 case
+    ((4, 32, 231, 307), (4, 32, 194, 283), None),    # ... and its size= case: windows of 1 and 2
+])
+def test_backward_tile_kernel_on_the_sweep_shapes(grad_shape, in_size, factor):
+    grad = torch.randn(grad_shape, device=DEVICE)
+    expected = torch.ops.aten.upsample_nearest2d_backward(grad, list(grad_shape[2:]), list(in_size), factor, factor)
+    got = jitops.upsample_nearest2d_backward(grad, in_size, scale_factor=factor)
+    assert_same_bits(to_numpy(torch, got), to_numpy(torch, expected))
+    jitops._core._set_upsample_tiles(False)  # the row kernels: the same bits
+    try:
+        rows = jitops.upsample_nearest2d_backward(grad, in_size, scale_factor=factor)
+    finally:
+        jitops._core._set_upsample_tiles(True)
+    assert_same_bits(to_numpy(torch, rows), to_numpy(torch, got))

@@ -32,7 +32,9 @@ def test_other_scales_walk_rows_of_the_dense_result(fresh_cache):
     (k,) = explain("upsample_nearest2d", V([2, 64, 10, 12], "float16", [7680, 1, 768, 64]), scale_factor=3)
     assert k["spec"]["kind"] == 4 and k["spec"]["nchw"] == 0 and k["spec"]["src_packed"] == 1
     assert k["regime"].startswith("rows of W x C")
-    (k,) = explain("upsample_nearest2d_backward", V([2, 3, 12, 12], "float32"), (2, 3, 8, 8), scale_factor=1.5)
+    # backward, channels-last pixels of 64 bytes (NCHW at this scale takes the tile kernel: test_upsample_tiles_spec)
+    (k,) = explain("upsample_nearest2d_backward", V([2, 16, 12, 12], "float32", [2304, 1, 192, 16]), (2, 16, 8, 8),
+                   scale_factor=1.5)
     assert k["spec"]["kind"] == 5 and k["local_bytes"] == 0
     # a result that is neither dense NCHW nor channels-last: the element-by-element kernel
     out = V([2, 3, 12, 12], "float32", [1000, 300, 24, 2])

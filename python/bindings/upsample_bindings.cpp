@@ -12,6 +12,7 @@
 #include "python/bindings/scalar_arg.h"
 #include "runtime/arg_error.h"
 #include "runtime/ops/upsample_ops.h"
+#include "runtime/ops/upsample_tiles_plan.h"
 
 namespace py = pybind11;
 
@@ -143,6 +144,9 @@ PyMethodDef kDefs[] = {
 
 void bind_upsample_ops(py::module_& m) {
   for (PyMethodDef& def : kDefs) add_fastcall(m, &def);
+  m.def("_set_upsample_tiles", &set_upsample_tiles,
+        "Development knob: False sends the backward cases of the tile kernel to the row kernels; returns the "
+        "previous setting.");
 }
 
 }  // namespace jitops

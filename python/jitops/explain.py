@@ -48,7 +48,8 @@ def explain(op, *args, arch=None, **kwargs):
     disassembles it where cuobjdump or nvdisasm is installed), ``registers`` / ``shared_bytes`` /
     ``local_bytes`` per thread, ``grid`` and ``block``, ``compile_ms``, and
     ``origin``: where the kernel came from this time (``memory``, ``disk`` or
-    ``compiled``), and the launch ``config`` with ``config_origin``:
+    ``compiled``), ``params``: the parameter block as it would be launched (its
+    pointers are the operands' addresses: a VirtualArray's ``address``), and the launch ``config`` with ``config_origin``:
     ``heuristic`` (the planner's default), ``tuned`` (a result of
     :func:`jitops.tune` or autotuning for its ``tuning_point``) or ``fixed``. Nothing is launched. With ``arch="sm_90"`` (or
     ``JITOPS_ARCH``) it needs no GPU: host arrays stand for device arrays of

@@ -8,6 +8,7 @@
 #include "jitops/upsample_params.h"
 #include "runtime/arg_error.h"
 #include "runtime/launch_shape.h"
+#include "runtime/ops/upsample_tiles_plan.h"
 
 namespace jitops {
 namespace {
@@ -144,13 +145,9 @@ bool plan_rows(bool forward, const TensorDesc& src, const TensorDesc& dst, const
   plan.spec.fields[F::kNchwRows] = nchw;
   plan.spec.fields[F::kSrcPacked] = src_packed;
   int window_loads = 1;  // loads an element's window sum may issue at once (backward)
-  if (!forward) {  // a window is `scale` wide for an integer scale, at most floor(scale) + 1 otherwise; unrolled up to 4
-    auto widest = [](float scale) {
-      const int w = int(std::floor(scale)) + (scale == std::floor(scale) ? 0 : 1);
-      return w <= 4 ? std::max(w, 1) : 0;
-    };
-    plan.spec.fields[F::kWindowH] = widest(p.scale_h);
-    plan.spec.fields[F::kWindowW] = widest(p.scale_w);
+  if (!forward) {
+    plan.spec.fields[F::kWindowH] = widest_window(p.scale_h, g.in_h);
+    plan.spec.fields[F::kWindowW] = widest_window(p.scale_w, g.in_w);
     window_loads = std::max(1, plan.spec.fields[F::kWindowH] * plan.spec.fields[F::kWindowW]);
     // At most 32 loads in flight a thread: narrower packs where windows are wide.
     while (vec > 1 && vec * window_loads > 32) vec /= 2;
@@ -217,6 +214,7 @@ bool plan_with_bits(bool forward, const TensorDesc& src, const TensorDesc& dst, 
     finish_plan(p, 4, device, plan);
     return true;
   }
+  if (!forward && plan_upsample_tiles<Bits>(src, dst, g, device, plan)) return true;
   if (plan_rows<Bits>(forward, src, dst, g, device, plan)) return true;
   plan.spec.fields[F::kKind] = forward ? kUpsampleForward : kUpsampleBackward;
   plan.spec.fields[F::kVec] = 1;

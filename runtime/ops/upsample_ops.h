@@ -1,6 +1,8 @@
 // upsample_nearest2d forward and backward as the core sees them: sizes and
 // scales resolved as torch.nn.functional.interpolate(mode="nearest") does,
-// then a plan (the exact-2x kernels for dense NCHW, the generic ones otherwise).
+// then a plan: the exact-2x kernels for dense NCHW; for other dense results
+// the backward's tile kernel where windows are wider than a column
+// (upsample_tiles_plan.h), the row kernels otherwise; generic ones for the rest.
 #pragma once
 #include <array>
 #include <optional>

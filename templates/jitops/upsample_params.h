@@ -57,4 +57,34 @@ struct UpsampleRowParams {
   float scale_h, scale_w;  // as in UpsampleParams
 };
 
+// Parameter block of the tile kernel (templates/upsample_tiles.cuh), backward
+// only: the input gradient is dense NCHW or channels-last and the output
+// gradient's rows are dense in the same order (W, or W x C). Tile t is
+// ((outer * row_blocks) + row_block) * col_chunks + col_chunk; outer numbers
+// the planes (N, C) of NCHW or the images (1, N) of channels-last, and splits
+// as outer = c0 * outer1 + c1.
+template <int Bits>
+struct UpsampleTileParams {
+  typedef OffsetTypes<Bits> T;
+  typedef typename T::Linear Linear;
+  typedef typename T::Stride Stride;
+  typedef typename T::Divider Divider;
+
+  const void* src;  // the output gradient
+  void* dst;        // the input gradient
+  Linear tiles;
+  Divider col_chunks, row_blocks, outer1;
+  Stride src_outer[2];     // the output gradient's strides along c0 and c1
+  Stride src_row;          // ... along H
+  FastDivmod channels;     // C (channels-last) or 1
+  FastDivmod tile_elems;   // items in one row of a whole tile: tile_cols x C / Per
+  FastDivmod stage_units;  // 16-byte units per staged row (rows staged one by one)
+  int32_t inner;           // elements per input-gradient row: W x C
+  int32_t in_h, in_w, out_h, out_w;
+  int32_t tile_rows, tile_cols;  // input-gradient rows and W positions of a whole tile
+  int32_t stage_rows;      // output-gradient rows shared memory holds
+  int32_t pitch;           // elements between staged rows (out_w x C where a tile is staged as one span)
+  float scale_h, scale_w;  // out / in, or scale_factor (PyTorch's backward scales)
+};
+
 }  // namespace jitops
