@@ -73,14 +73,28 @@ def round_to(values, dtype):
     return torch.from_numpy(np.asarray(values, dtype=np.float64)).to(getattr(torch, dtype)).double().numpy()
 
 
+def _add_at(target, positions, terms):
+    """np.add.at(target, positions, terms), in float64. Positions that are one row index a term row sum
+    per destination with a sort and np.add.reduceat: np.add.at took 80 s for 2^20 rows of 128."""
+    if not (isinstance(positions, np.ndarray) and positions.ndim == 1 and np.ndim(terms) >= 1
+            and np.shape(terms)[0] == positions.shape[0] and positions.size > 0):
+        np.add.at(target, positions, terms)
+        return
+    order = np.argsort(positions, kind="stable")
+    rows = positions[order]
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    terms = np.broadcast_to(np.asarray(terms, dtype=np.float64), (positions.shape[0],) + target.shape[1:])
+    target[rows[starts]] += np.add.reduceat(terms[order], starts, axis=0)
+
+
 def accumulate_reference(self_h, positions, terms, dtype):
     """(reference, bound): self plus every term at its position, in float64, and the rounding bound."""
     ref = self_h.astype(np.float64).copy()
     mag = np.abs(ref).copy()
     count = np.zeros(ref.shape)
-    np.add.at(ref, positions, terms)
-    np.add.at(mag, positions, np.abs(terms))
-    np.add.at(count, positions, 1)
+    _add_at(ref, positions, terms)
+    _add_at(mag, positions, np.abs(terms))
+    _add_at(count, positions, 1)
     bound = 2 * (count + 1) * EPS[dtype] * mag + 1e-300
     return ref, bound
 
