@@ -8,9 +8,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
 #include "jit/user_source.h"
 #include "python/bindings/array_args.h"
@@ -43,25 +43,30 @@ class TemplateKernel {
   bool grid_stride = false;
   uint64_t content_hash = 0;
 
-  // The program of one instance ("scale<float, 1, int32_t>"), registered once.
-  int program(const std::string& expression) {
+  struct Instance {
+    int program;             // its registered program
+    std::string expression;  // "scale<float, 1, int32_t>"
+  };
+
+  // The instance of the deduced template arguments, registered the first time
+  // (later calls find it by the values alone: no name expression to build).
+  const Instance& instance(const Deduction& d) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = programs_.find(expression);
-    if (it != programs_.end()) return it->second;
+    auto it = instances_.find(d.values);
+    if (it != instances_.end()) return it->second;
     UserProgram p;
     p.name = sig.kernel;
     p.code = code;
     p.with_tensor_header = true;
     p.options = options;
-    p.name_expressions = {expression};
+    p.name_expressions = {template_name_expression(sig, d)};
     const int id = register_user_program(p);
-    programs_.emplace(expression, id);
-    return id;
+    return instances_.emplace(d.values, Instance{id, p.name_expressions[0]}).first->second;
   }
 
  private:
   std::mutex mutex_;
-  std::unordered_map<std::string, int> programs_;
+  std::map<std::vector<int>, Instance> instances_;
 };
 
 uint64_t fnv(uint64_t h, uint64_t v) {
@@ -216,8 +221,9 @@ py::object template_launch_body(PyObject* const* p) {
   } else {
     plan.tuning.config = heuristic;
   }
-  const std::string expression = template_name_expression(t.sig, d);
-  plan.spec = user_kernel_spec(t.program(expression), 0);
+  const TemplateKernel::Instance& instance = t.instance(d);
+  const std::string& expression = instance.expression;
+  plan.spec = user_kernel_spec(instance.program, 0);
   plan_launch(t, p[2], p[3], work, plan.tuning.config, device, plan);
   const int64_t shared = p[4] && p[4] != Py_None ? int_arg(p[4], "shared_mem") : 0;
   if (shared < 0) throw value_error("shared_mem: expected at least 0 bytes (got " + std::to_string(shared) + ")");

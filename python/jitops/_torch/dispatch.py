@@ -10,15 +10,44 @@ import inspect
 import torch
 
 from . import install
+from .gradients import functional as _functional
 from .library import deterministic_default, pair, with_out
 
 
 def _f(name, *args):
-    from .gradients import functional
-
-    return functional(name, *args)
+    return _functional(name, *args)
 
 _signatures = {}
+
+
+class _Binder:
+    """inspect.Signature.bind and apply_defaults for the ops' plain signatures (positional-or-keyword
+    parameters, then keyword-only ones, all but the first few with defaults), at a fraction of the cost:
+    every call that needs autograd passes here. Anything unusual falls back to inspect."""
+
+    def __init__(self, sig):
+        self.sig = sig
+        self.names = list(sig.parameters)
+        self.positional = [n for n, p in sig.parameters.items()
+                           if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        self.defaults = {n: p.default for n, p in sig.parameters.items() if p.default is not inspect.Parameter.empty}
+
+    def bind(self, name, args, kwargs):
+        if len(args) > len(self.positional) or any(k not in self.sig.parameters for k in kwargs):
+            b = self.sig.bind(*args, **kwargs)  # raises Python's own TypeError
+            b.apply_defaults()
+            return b.arguments
+        a = dict(zip(self.positional, args))
+        for k, v in kwargs.items():
+            if k in a:
+                raise TypeError(f"{name}() got multiple values for argument '{k}'")
+            a[k] = v
+        for n in self.names:
+            if n not in a:
+                if n not in self.defaults:
+                    raise TypeError(f"{name}() missing required argument '{n}'")
+                a[n] = self.defaults[n]
+        return a
 
 
 def _needs_grad(*values):
@@ -90,13 +119,10 @@ def call(name, *args, **kwargs):
     install()
     from ..ops import OPS
 
-    fn = OPS[name][0]
-    sig = _signatures.get(name)
-    if sig is None:
-        sig = _signatures[name] = inspect.signature(fn)
-    bound = sig.bind(*args, **kwargs)
-    bound.apply_defaults()
-    a = bound.arguments
+    binder = _signatures.get(name)
+    if binder is None:
+        binder = _signatures[name] = _Binder(inspect.signature(OPS[name][0]))
+    a = binder.bind(name, args, kwargs)
     out = a.get("out")
     if out is not None and _needs_grad(*a.values()):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "

@@ -34,14 +34,22 @@ def kernel(name):
     return KERNELS.get(name) or getattr(_core, name)
 
 
-@contextlib.contextmanager
+class _KernelsOnly:
+    """jitops' kernels run on the tensors as they are (no second trip through the dispatcher). A class, not
+    a contextlib generator: it is entered on every kernel call under autograd, and costs a third as much."""
+
+    __slots__ = ("previous",)
+
+    def __enter__(self):
+        self.previous = _core._torch_routing(False)
+
+    def __exit__(self, *exc):
+        _core._torch_routing(self.previous)
+        return False
+
+
 def kernels_only():
-    """jitops' kernels run on the tensors as they are (no second trip through the dispatcher)."""
-    previous = _core._torch_routing(False)
-    try:
-        yield
-    finally:
-        _core._torch_routing(previous)
+    return _KernelsOnly()
 
 
 def with_out(result, out):
