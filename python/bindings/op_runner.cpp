@@ -99,6 +99,7 @@ py::object execute(CallArrays& call, const LaunchPlan* plans, int count, py::obj
       d["shared_bytes_dynamic"] = plan.shared_bytes;
       d["regime"] = plan.regime ? py::object(py::str(plan.regime)) : py::object(py::none());
       d["param_bytes"] = plan.param_size;
+      d["params"] = py::bytes(reinterpret_cast<const char*>(plan.params), plan.param_size);
       d["config"] = plan.tunable ? py::object(py::str(config_id(plan.tuning.config))) : py::object(py::none());
       d["config_origin"] = plan.tunable ? config_origin_name(plan.tuning.origin) : "fixed";
       d["tuning_point"] = plan.tunable ? py::object(py::str(point_hex(plan.tuning.point))) : py::object(py::none());
