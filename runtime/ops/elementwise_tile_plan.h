@@ -15,12 +15,14 @@
 
 namespace jitops {
 
-// The shortest a and b a tile is taken for. A tile's edges are powers of two,
-// so a size just past one (17, 33) fills half of its last tile; at 16 and up
-// a tile is at least half full along each dim and every staged run is 16
-// elements (a full 32-byte sector for 2-byte elements and wider). Below that
-// a warp of the strided walk already spans the rows a sector holds (size_a <
-// 16: two rows or more a warp), and a tile would be mostly idle lanes.
+// The shortest a and b a tile is taken for. From 16 on, a staged operand's
+// run along b fills a 32-byte sector for 2-byte elements and wider (half of
+// one for 1-byte), and the agreeing operands' runs along a as much. A tile is
+// always more than half full along each dim (its edges are powers of two, 17
+// takes 32), so the threshold is not about idle lanes: it keeps the shapes
+// whose gain is unmeasured (a or b under 16, where a warp of the strided walk
+// spans several rows or the runs are a few elements) on the strided walk, as
+// they were. The sweep is to say whether 8 pays too (NOTES item 44).
 constexpr int64_t kMinTileExtent = 16;
 
 // Static shared memory of a block: the staged tiles fit in it, the tile
