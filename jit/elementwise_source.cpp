@@ -6,6 +6,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "jit/elementwise_operands_text.h"
 #include "runtime/dtype.h"
 
 namespace jitops {
@@ -13,7 +14,7 @@ namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"operation", "inputs", "outputs",      "pack",    "dims",
                                                       "threads",   "scalars", "dtypes",       "load_outputs", "offset",
-                                                      "uniform",   "unroll"};
+                                                      "uniform",   "unroll",  "tile_a",       "tile_b",       "staged"};
 
 std::mutex g_mutex;
 std::vector<ElementwiseOperation> g_operations;
@@ -52,8 +53,8 @@ ElementwiseOperation builtin_operation(int op) {
   return e;
 }
 
-std::string pack_type(const char* t, int pack) {
-  return "jitops::Pack<" + std::string(t) + ", " + std::to_string(pack) + ">";
+std::string pack_type(const std::string& t, int pack) {
+  return "jitops::Pack<" + t + ", " + std::to_string(pack) + ">";
 }
 
 std::string elementwise_body(const KernelSpec& s) {
@@ -61,17 +62,17 @@ std::string elementwise_body(const KernelSpec& s) {
   const auto& f = s.fields;
   const int op_id = f[F::kOperation], inputs = f[F::kInputs], outputs = f[F::kOutputs];
   const int operands = inputs + outputs, pack = f[F::kPack], dims = f[F::kDims];
-  const bool load_outputs = f[F::kLoadOutputs] != 0;
+  const bool load_outputs = f[F::kLoadOutputs] != 0, tiled = f[F::kTileA] > 0;
   ElementwiseOperation op = op_id >= kFirstUserOperation ? elementwise_operation(op_id) : builtin_operation(op_id);
-  std::vector<const char*> types(operands);
-  for (int k = 0; k < operands; ++k) types[k] = required_cuda_type_name(operand_dtype(s, k), "elementwise");
-  auto scalar = [&](int k) { return (f[F::kScalarMask] >> k) & 1; };
+  const ElementwiseOperandsText text(s);
+  const std::vector<std::string>& types = text.types;
+  auto scalar = [&](int k) { return text.scalar(k); };
   auto uniform = [&](int k) { return (f[F::kUniformMask] >> k) & 1; };
 
-  std::string src = "#include \"elementwise.cuh\"\n\n";
+  std::string src = tiled ? "#include \"elementwise_tile.cuh\"\n\n" : "#include \"elementwise.cuh\"\n\n";
   if (op_id < kFirstUserOperation) {
     const int z = operand_dtype(s, 2);
-    src += std::string("typedef ") + types[2] + " Z;\ntypedef " + (is_low_precision(z) ? "float" : types[2]) + " C;\n";
+    src += "typedef " + types[2] + " Z;\ntypedef " + (is_low_precision(z) ? "float" : types[2]) + " C;\n";
   } else {
     // Each placeholder is the type of the first operand declared with it.
     std::map<std::string, bool> done;
@@ -80,7 +81,7 @@ std::string elementwise_body(const KernelSpec& s) {
       DType d;
       if (dtype_from_name(t, &d) || done[t]) continue;
       done[t] = true;
-      src += "typedef " + std::string(types[k]) + " " + t + ";\n";
+      src += "typedef " + types[k] + " " + t + ";\n";
     }
     if (!op.preamble.empty()) src += "\n" + op.preamble + "\n";
   }
@@ -93,27 +94,17 @@ std::string elementwise_body(const KernelSpec& s) {
   }
   src += "\n" + signature + ";\n\n";
 
-  const std::string params =
-      "jitops::ElementwiseParams<" + std::to_string(dims) + ", " + std::to_string(f[F::kOffsetBits]) + ">";
+  const std::string params = std::string(tiled ? "jitops::ElementwiseTileParams<" : "jitops::ElementwiseParams<") +
+                             std::to_string(dims) + ", " + std::to_string(f[F::kOffsetBits]) + ">";
   src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
-         "jitops_kernel(const " + params + " p) {\n";
-  for (int k = 0; k < operands; ++k)
-    if (scalar(k)) src += "  const " + std::string(types[k]) + " s" + std::to_string(k) + " = jitops::scalar_operand<" +
-                          types[k] + ">(p.scalar[" + std::to_string(k) + "]);\n";
-  auto name = [](const char* prefix, int k) { return prefix + std::to_string(k); };
-  // Operand k in one element (or pack lane): a scalar s<k>, a value u<k> that
-  // is the same along the packed dim, or lane `lane` of v<k>.
+         "jitops_kernel(const " + params + " p) {\n" + text.scalar_declarations();
+  auto name = operand_name;
+  // Operand k in one element (or pack lane): a value u<k> that is the same
+  // along the packed dim, or lane `lane` of v<k>.
   auto call = [&](const std::string& lane) {
-    std::string c = "jitops_operation(";
-    for (int k = 0; k < operands; ++k) {
-      c += scalar(k) ? name("s", k) : uniform(k) ? name("u", k) : name("v", k) + lane;
-      c += k + 1 < operands ? ", " : ");";
-    }
-    return c;
+    return text.call([&](int k) { return uniform(k) ? name("u", k) : name("v", k) + lane; });
   };
-  auto ptr = [&](int k) {
-    return std::string("static_cast<") + (k < inputs ? "const " : "") + types[k] + "*>(p.data[" + std::to_string(k) + "])";
-  };
+  auto ptr = [&](int k) { return text.pointer(k); };
   auto pack_ptr = [&](int k, const std::string& at) {
     return std::string("reinterpret_cast<") + (k < inputs ? "const " : "") + pack_type(types[k], pack) + "*>(" +
            ptr(k) + " + " + at + ")";
@@ -153,6 +144,8 @@ std::string elementwise_body(const KernelSpec& s) {
              "  const int64_t i = packs * " + p_ + " + jitops::global_thread();\n"
              "  if (i < p.n) {\n" + item([](int) { return std::string("i"); }, false, "    ") + "  }\n";
     }
+  } else if (tiled) {
+    src += tiled_elementwise_loop(s, text);
   } else {
     // A block takes a chunk of U * blockDim consecutive items (thread t: t +
     // u * blockDim), every load issued before the first use; resident blocks
@@ -187,15 +180,11 @@ std::string elementwise_body(const KernelSpec& s) {
       if (!load_outputs)
         src += "      " + (pack > 1 ? pack_type(types[k], pack) : std::string(types[k])) + " " + name("v", k) + "_{};\n";
     auto lane_call = [&](const std::string& lane) {
-      std::string c = "jitops_operation(";
-      for (int k = 0; k < operands; ++k) {
-        if (scalar(k)) c += name("s", k);
-        else if (uniform(k)) c += name("u", k) + "[u]";
-        else if (k >= inputs && !load_outputs) c += name("v", k) + "_" + lane;
-        else c += name("v", k) + "[u]" + lane;
-        c += k + 1 < operands ? ", " : ");";
-      }
-      return c;
+      return text.call([&](int k) {
+        if (uniform(k)) return name("u", k) + "[u]";
+        if (k >= inputs && !load_outputs) return name("v", k) + "_" + lane;
+        return name("v", k) + "[u]" + lane;
+      });
     };
     if (pack > 1)
       src += "#pragma unroll\n      for (int l = 0; l < " + std::to_string(pack) + "; ++l) " + lane_call(".v[l]") + "\n";
@@ -213,6 +202,35 @@ std::string elementwise_body(const KernelSpec& s) {
 }
 
 }  // namespace
+
+ElementwiseOperandsText::ElementwiseOperandsText(const KernelSpec& s) {
+  using F = ElementwiseSpecFields;
+  inputs = s.fields[F::kInputs];
+  operands = inputs + s.fields[F::kOutputs];
+  load_outputs = s.fields[F::kLoadOutputs] != 0;
+  scalars = uint32_t(s.fields[F::kScalarMask]);
+  for (int k = 0; k < operands; ++k) types.push_back(required_cuda_type_name(operand_dtype(s, k), "elementwise"));
+}
+
+std::string ElementwiseOperandsText::pointer(int k) const {
+  return "static_cast<" + std::string(k < inputs ? "const " : "") + types[size_t(k)] + "*>(p.data[" +
+         std::to_string(k) + "])";
+}
+
+std::string ElementwiseOperandsText::scalar_declarations() const {
+  std::string d;
+  for (int k = 0; k < operands; ++k)
+    if (scalar(k))
+      d += "  const " + types[size_t(k)] + " " + operand_name("s", k) + " = jitops::scalar_operand<" + types[size_t(k)] +
+           ">(p.scalar[" + std::to_string(k) + "]);\n";
+  return d;
+}
+
+std::string ElementwiseOperandsText::call(const std::function<std::string(int)>& arg) const {
+  std::string c = "jitops_operation(";
+  for (int k = 0; k < operands; ++k) c += (scalar(k) ? operand_name("s", k) : arg(k)) + (k + 1 < operands ? ", " : ");");
+  return c;
+}
 
 const char* cuda_type_name(int dtype) {
   switch (DType(dtype)) {

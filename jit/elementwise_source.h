@@ -15,7 +15,7 @@ struct ElementwiseSpecFields {
     kInputs,         // inputs come first among the operands
     kOutputs,
     kPack,           // elements per pack (1, 2, 4, 8, 16): dense, or along a strided layout's dense inner dim
-    kDims,           // 0: dense; 1..3: strided with that many dims; 16: generic strided
+    kDims,           // 0: dense; 1..3: strided or tiled with that many dims; 16: generic strided or tiled
     kMaxThreads,
     kScalarMask,     // bit k: operand k is a scalar
     kDTypes,         // 4 bits per operand: its DType
@@ -23,6 +23,9 @@ struct ElementwiseSpecFields {
     kOffsetBits,     // strided layouts: 32 (FastDivmod) or 64-bit offsets
     kUniformMask,    // bit k: array operand k is the same along the packed dim (stride 0), read once per item
     kUnroll,         // strided layouts: items a thread loads before it computes and stores any
+    kTileA,          // the tile regime (0: not tiled): tile elements along the walk's inner dim a
+    kTileB,          // ... and along b, the dim the staged operands are dense in
+    kStagedMask,     // bit k: operand k moves through shared memory, along b
   };
 };
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import jitops
-from gpu_data import assert_same_bits, poisoned_like, to_numpy
+from gpu_data import DTYPES as ALL_DTYPES
+from gpu_data import assert_same_bits, poisoned_like, random_host, to_numpy, to_torch
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -102,14 +103,19 @@ def test_binary_op(op, dtype, layout):
     out = poisoned_like(torch, expected.shape, expected.dtype, DEVICE)
     assert getattr(jitops, op)(a, b, out=out) is out
     assert_same_values(out, expected)
-    ref = numpy_reference(op, a if not torch.is_tensor(a) else a, b, expected.dtype)
+    assert_matches_numpy(op, a, b, got)
+
+
+def assert_matches_numpy(op, a, b, got):
+    """`got` within one rounding of its dtype of numpy's float64 (or wrapping integer) result."""
+    ref = numpy_reference(op, a, b, got.dtype)
     got64 = to_float64(got)
-    if expected.dtype == torch.bfloat16:
+    if got.dtype == torch.bfloat16:
         nan = np.isnan(got64)
         np.testing.assert_array_equal(nan, np.isnan(ref))
-    if expected.dtype.is_floating_point:
+    if got.dtype.is_floating_point:
         eps = {torch.float16: 2.0**-10, torch.bfloat16: 2.0**-7, torch.float32: 2.0**-23, torch.float64: 2.0**-52}
-        np.testing.assert_allclose(got64, ref, rtol=eps[expected.dtype], atol=0, equal_nan=True)
+        np.testing.assert_allclose(got64, ref, rtol=eps[got.dtype], atol=0, equal_nan=True)
     else:
         np.testing.assert_array_equal(got64, np.asarray(ref).astype(got64.dtype))
 
@@ -202,3 +208,184 @@ def test_elementwise_kernel_broadcast_and_host():
     np.testing.assert_array_equal(got, a - b)
     with pytest.raises(TypeError, match="y: expected dtype float64 for type T"):
         k(torch.zeros(3, device=DEVICE, dtype=torch.float64), torch.zeros(3, device=DEVICE))
+
+
+# ---------------------------------------------------------------- the tile regime (operands dense along other dims)
+
+TILED = "tiled: operands dense along another dim staged through shared memory"
+
+
+def permuted(rng, shape, dtype, order, nonzero=False):
+    """A random tensor of logical `shape` whose dims are stored outermost-first in `order` (a permuted view)."""
+    stored = random_tensor(rng, [shape[d] for d in order], dtype, nonzero)
+    return stored.permute(*[order.index(d) for d in range(len(shape))])
+
+
+def regime(fn, *args, **kwargs):
+    return jitops.explain(fn, *args, **kwargs)[0]["regime"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["add", "div", "minimum"])
+def test_tiled_binary_op_every_dtype(op, dtype):
+    rng = rng_for("tiled", op, dtype)
+    shape = (37, 3, 129)  # odd sizes: tiles partly outside the array along both a and b
+    x = random_tensor(rng, shape, dtype)
+    y = permuted(rng, shape, dtype, [2, 1, 0], nonzero=op == "div")
+    assert regime(getattr(jitops, op), x, y) == TILED
+    expected = OPS[op][0](x, y)
+    out = poisoned_like(torch, expected.shape, expected.dtype, DEVICE)
+    assert getattr(jitops, op)(x, y, out=out) is out
+    assert_same_values(out, expected)
+    got = getattr(jitops, op)(x, y)
+    assert got.is_contiguous()  # a new output follows x, as PyTorch's does
+    assert_same_values(got, expected)
+    assert_matches_numpy(op, x, y, got)
+
+
+PERMUTATIONS = [
+    ((300, 301), [1, 0]),
+    ((33, 1000), [1, 0]),
+    ((1000, 17), [1, 0]),  # 17 along a: each tile's second half along a outside the array
+    ((16, 5000), [1, 0]),  # 16 along b: tiles of 64 x 16
+    ((5, 40, 33), [0, 2, 1]),
+    ((20, 3, 31), [2, 0, 1]),
+    ((3, 17, 65), [2, 0, 1]),
+    ((3, 18, 5, 20), [0, 3, 2, 1]),
+    ((2, 33, 3, 40), [2, 0, 3, 1]),
+    ((4, 19, 6, 23), [0, 2, 3, 1]),
+]
+
+
+@pytest.mark.parametrize("shape,order", PERMUTATIONS)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int8"])
+def test_tiled_permutations_against_numpy(shape, order, dtype):
+    rng = rng_for("perm", shape, order, dtype)
+    x = random_tensor(rng, shape, dtype)
+    y = permuted(rng, shape, dtype, order)
+    assert regime(jitops.sub, x, y) == TILED
+    for a, b in ((x, y), (y, x)):  # the output follows the first operand: either one is staged
+        expected = OPS["sub"][0](a, b)
+        out = poisoned_like(torch, expected.shape, expected.dtype, DEVICE)
+        jitops.sub(a, b, out=out)
+        assert_same_values(out, expected)
+        assert_matches_numpy("sub", a, b, out)
+
+
+def test_the_notes_case_at_a_smaller_size():
+    # NOTES item 39: float64 minimum of x (128, 16, n) against its permutation, strides (16, 1, 2048)
+    rng = rng_for("notes-39")
+    x = random_tensor(rng, (128, 16, 4096), "float64")
+    y = random_tensor(rng, (4096, 128, 16), "float64").permute(1, 2, 0)
+    assert y.stride() == (16, 1, 2048)
+    assert regime(jitops.minimum, x, y) == TILED
+    assert_same_values(jitops.minimum(x, y), torch.minimum(x, y))
+    out = poisoned_like(torch, (4096, 128, 16), torch.float64, DEVICE).permute(1, 2, 0)  # in y's layout
+    assert regime(jitops.minimum, x, y, out=out) == TILED
+    jitops.minimum(x, y, out=out)
+    assert_same_values(out, torch.minimum(x, y))
+
+
+MIN_ADD = jitops.ElementwiseKernel("T x, T y, T r", "T z", "z = (x < y ? x : y) + r", "min_add")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int32"])
+def test_tiled_with_broadcast_and_number_operands(dtype):
+    rng = rng_for("tiled-broadcast", dtype)
+    z = random_tensor(rng, (6, 40, 50), dtype)
+    y = permuted(rng, (1, 40, 50), dtype, [0, 2, 1]).expand(6, 40, 50)  # broadcast over dim 0, transposed
+    assert regime(jitops.add, z, y) == TILED
+    assert_same_values(jitops.add(z, y), z + y)
+    # a third operand broadcast along the inner dim (stride 0 along a) is read along a, not staged
+    x = permuted(rng, (6, 40, 50), dtype, [0, 2, 1])
+    r = random_tensor(rng, (6, 40, 1), dtype)
+    (k,) = MIN_ADD.explain(z, x, r)
+    assert k["regime"] == TILED and k["spec"]["staged"] == 0b010
+    got = MIN_ADD(z, x, r)
+    assert_same_values(got, torch.where(z < x, z, x) + r)
+    # a number, with x staged (the output is contiguous) and first or second
+    number = 2.5 if dtype != "int32" else 3
+    out = poisoned_like(torch, (6, 40, 50), getattr(torch, dtype), DEVICE)
+    assert regime(jitops.mul, x, number, out=out) == TILED
+    jitops.mul(x, number, out=out)
+    assert_same_values(out, x * number)
+    out2 = poisoned_like(torch, (6, 40, 50), getattr(torch, dtype), DEVICE)
+    jitops.sub(number, x, out=out2)
+    assert_same_values(out2, number - x)
+
+
+def test_tiled_empty_arrays():
+    x = torch.empty(0, 64, device=DEVICE)
+    y = torch.empty(64, 0, device=DEVICE).t()
+    got = jitops.add(x, y)
+    assert got.shape == (0, 64)
+
+
+PICK = jitops.ElementwiseKernel("T x, T y", "T z", "z = x < y ? x : y", "pick")
+TWO = jitops.ElementwiseKernel("T x, T y", "T z, float64 w", "z = x - y; w = double(x) * 2 + double(y)", "two_out")
+ACC = jitops.ElementwiseKernel("T x, T y", "T s, T d", "s += x; d = d * y + x", "acc2")
+
+
+def host_values(host, dtype):
+    """numpy values to compute a reference with (bfloat16 from its int16 bits)."""
+    if dtype == "bfloat16":
+        return (host.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    return host
+
+
+@pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if not d.startswith("complex")])  # the family takes no complex
+def test_tiled_elementwise_kernel_every_dtype(dtype):
+    rng = rng_for("pick", dtype)
+    shape = (45, 70)
+    hx = random_host(rng, shape, dtype)
+    hy = random_host(rng, shape[::-1], dtype)
+    x, y = to_torch(torch, hx, dtype, DEVICE), to_torch(torch, hy, dtype, DEVICE).t()
+    assert PICK.explain(x, y)[0]["regime"] == TILED
+    out = poisoned_like(torch, shape, x.dtype, DEVICE)
+    PICK(x, y, out)
+    vx, vy = host_values(hx, dtype), host_values(hy.T, dtype)
+    expected = np.where(vx < vy, hx, hy.T)
+    assert_same_bits(to_numpy(torch, out), expected)
+
+
+@pytest.mark.parametrize("layouts", [("c", "c"), ("t", "c"), ("c", "t"), ("t", "t")])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint8"])
+def test_tiled_elementwise_kernel_two_outputs(dtype, layouts):
+    rng = rng_for("two", dtype, layouts)
+    shape = (45, 70)
+    x = random_tensor(rng, shape, dtype)
+    y = permuted(rng, shape, dtype, [1, 0])
+
+    def laid_out(t, layout):  # t's values in layout "c" (contiguous) or "t" (transposed)
+        return t.clone() if layout == "c" else t.t().contiguous().t()
+
+    def poisoned(dt, layout):
+        t = poisoned_like(torch, shape if layout == "c" else shape[::-1], dt, DEVICE)
+        return t if layout == "c" else t.t()
+
+    z, w = poisoned(x.dtype, layouts[0]), poisoned(torch.float64, layouts[1])
+    assert TWO.explain(x, y, z, w)[0]["regime"] == TILED
+    TWO(x, y, z, w)
+    assert_same_values(z, x - y)
+    assert_same_values(w, x.double() * 2 + y.double())
+    # outputs that start as the caller's values (load_outputs), staged or not
+    s0, d0 = random_tensor(rng, shape, dtype), random_tensor(rng, shape, dtype)
+    s, d = laid_out(s0, layouts[0]), laid_out(d0, layouts[1])
+    result = ACC(x, y, s, d)
+    assert result[0] is s and result[1] is d
+    assert_same_values(s, s0 + x)
+    if dtype.startswith("float"):  # d * y + x may be one fma
+        eps = 2.0**-23 if dtype == "float32" else 2.0**-51
+        exact = d0.double() * y.double() + x.double()
+        bound = (d0.double() * y.double()).abs() + x.double().abs()
+        got = d.double()
+        assert torch.equal(torch.isnan(got), torch.isnan(exact))
+        ok = ((got - exact).abs() <= eps * bound) | torch.isnan(exact)
+        assert torch.all(ok)
+    else:
+        assert_same_values(d, d0 * y + x)
+    # new outputs follow x's layout
+    z2, w2 = TWO(x, y)
+    assert z2.is_contiguous() and w2.is_contiguous()
+    assert_same_values(z2, z)
+    assert_same_values(w2, w)

@@ -52,13 +52,130 @@ def test_layouts_pick_dense_packed_or_strided_plans(fresh_cache):
     assert k["regime"] == "dense, packed"
     (k,) = explain("add", cl, V([32, 1, 1], "float16"))  # channels-last plus a per-channel bias
     assert fields(k) == {"pack": 8, "dims": 2, "offset": 32, "uniform": 0}
-    # layouts that disagree: element by element, offsets by FastDivmod
-    (k,) = explain("sub", V([300, 301], "float32"), V([300, 301], "float32", [1, 300]))
+    # layouts that disagree along a dim too short to tile: element by element, offsets by FastDivmod
+    (k,) = explain("sub", V([300, 9], "float32"), V([300, 9], "float32", [1, 300]))
     assert fields(k) == {"pack": 1, "dims": 2, "offset": 32, "uniform": 0}
+    assert k["regime"] == "strided"
     assert "jitops::operand_offsets(p, q0 + L(u) * stride, o[u]);" in k["source"] and k["spec"]["unroll"] >= 1
     # offsets past 2^31 elements: 64-bit
+    (k,) = explain("add", V([1 << 16, 1 << 16], "int8"), V([1 << 16], "int8"))
+    assert fields(k)["offset"] == 64 and k["regime"] == "strided, packed along the inner dim"
+
+
+TILED = "tiled: operands dense along another dim staged through shared memory"
+
+
+def strides_for_order(shape, order):
+    """Element strides of a dense array whose dims are stored outermost-first in `order`."""
+    strides, step = [0] * len(shape), 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= shape[d]
+    return strides
+
+
+def tile_fields(k):
+    return {name: k["spec"][name] for name in ("dims", "offset", "tile_a", "tile_b", "staged")}
+
+
+def test_disagreeing_layouts_take_tiles(fresh_cache):
+    # NOTES item 39's case: y permuted against a contiguous x; the output follows x, y is staged (operand 1)
+    shape = [128, 16, 65536]
+    x, y = V(shape, "float64"), V(shape, "float64", [16, 1, 2048])
+    (k,) = explain("minimum", x, y)
+    assert k["regime"] == TILED
+    assert tile_fields(k) == {"dims": 2, "offset": 32, "tile_a": 32, "tile_b": 32, "staged": 0b10}
+    assert k["block"] == (256, 1, 1) and k["shared_bytes"] == 32 * 33 * 8 and k["local_bytes"] == 0
+    assert "__syncthreads();" in k["source"] and "jitops::tile_origin<TA, TB, 3>(p, tile)" in k["source"]
+    # the output in y's layout: the walk follows it, x is staged instead
+    (k,) = explain("minimum", x, y, out=V(shape, "float64", [16, 1, 2048]))
+    assert k["regime"] == TILED and tile_fields(k)["staged"] == 0b01
+    # a 3-D permutation keeps a batch dim; a 4-D one two
+    (k,) = explain("add", V([6, 40, 50], "float32"), V([6, 40, 50], "float32", strides_for_order([6, 40, 50], [0, 2, 1])))
+    assert tile_fields(k) == {"dims": 3, "offset": 32, "tile_a": 32, "tile_b": 32, "staged": 0b10}
+    s4 = [3, 18, 5, 20]
+    (k,) = explain("mul", V(s4, "float64", strides_for_order(s4, [0, 3, 2, 1])), V(s4, "float64"))
+    assert k["regime"] == TILED and tile_fields(k)["dims"] == 16 and tile_fields(k)["staged"] == 0b10
+    # NCHW against channels-last, a number and a broadcast operand along for the ride
+    nchw, nhwc = V([8, 32, 16, 16], "float16"), V([8, 32, 16, 16], "float16", [8192, 1, 512, 32])
+    (k,) = explain("add", nchw, nhwc)
+    assert k["regime"] == TILED and tile_fields(k)["staged"] == 0b10
+    (k,) = explain("mul", nhwc, 0.5, out=V([8, 32, 16, 16], "float16"))
+    assert k["regime"] == TILED and tile_fields(k)["staged"] == 0b01 and k["spec"]["scalars"] == 0b10
+    (k,) = explain("add", V([6, 40, 50], "float32"), V([6, 40, 50], "float32", [0, 1, 40]))  # broadcast over dim 0
+    assert k["regime"] == TILED and tile_fields(k)["staged"] == 0b10
+    # offsets past 2^31 elements: 64-bit tiles
     (k,) = explain("add", V([1 << 16, 1 << 16], "int8"), V([1 << 16, 1 << 16], "int8", [1, 1 << 16]))
-    assert fields(k)["offset"] == 64
+    assert k["regime"] == TILED and tile_fields(k)["offset"] == 64
+
+
+def test_agreeing_layouts_do_not_take_tiles(fresh_cache):
+    t = V([4096, 2048], "float32", [1, 4096])
+    assert explain("add", t, t)[0]["regime"] == "dense, packed"  # transposed alike
+    assert explain("add", t, 2.0)[0]["regime"] == "dense, packed"
+    # broadcast along the inner dim (stride 0 there): read along a, no tile
+    (k,) = explain("add", V([2048, 4096], "float32"), V([2048, 1], "float32"))
+    assert k["regime"] == "strided, packed along the inner dim"
+    # a row bias, and a transposed operand over a dim shorter than 16
+    assert explain("add", V([64, 128], "float32"), V([128], "float32"))[0]["regime"] != TILED
+    assert explain("add", V([15, 4096], "float32"), V([15, 4096], "float32", [1, 15]))[0]["regime"] == "strided"
+    assert explain("add", V([4096, 15], "float32"), V([4096, 15], "float32", [1, 4096]))[0]["regime"] == "strided"
+    # the same inner dim, other dims permuted: coalesced already
+    s = [6, 40, 50]
+    (k,) = explain("add", V(s, "float32"), V(s, "float32", strides_for_order(s, [1, 0, 2])))
+    assert k["regime"] == "strided, packed along the inner dim"
+    # nothing to launch for an empty array
+    assert explain("add", V([0, 64], "float32"), V([0, 64], "float32", [1, 1])) == []
+
+
+ELEMENTWISE_DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
+                      "bfloat16", "float32", "float64"]
+PICK = jitops.ElementwiseKernel("T x, T y", "T z", "z = x < y ? x : y", "pick")
+
+
+@pytest.mark.parametrize("dtype", ELEMENTWISE_DTYPES)
+def test_tiled_kernels_compile_for_every_dtype_without_local_memory(fresh_cache, dtype):
+    shape = [37, 3, 129]
+    x, y = V(shape, dtype), V(shape, dtype, strides_for_order(shape, [2, 1, 0]))
+    reports = PICK.explain(x, y)
+    if dtype != "bool":  # the built-ins take no bool x bool
+        reports += explain("minimum", x, y)
+    for k in reports:
+        assert k["regime"] == TILED and k["local_bytes"] == 0, (dtype, k["kernel"])
+        assert k["registers"] <= 64, (dtype, k["registers"])
+        assert k["shared_bytes"] <= 48 * 1024
+
+
+def test_tile_shape_follows_short_dims_block_size_and_shared_memory(fresh_cache):
+    # a short b gives its share to a, and the other way round: the tile keeps 4 elements a thread
+    (k,) = explain("add", V([16, 1000], "float32"), V([16, 1000], "float32", [1, 16]))
+    assert (k["spec"]["tile_a"], k["spec"]["tile_b"]) == (64, 16)
+    (k,) = explain("add", V([1000, 16], "uint8"), V([1000, 16], "uint8", [1, 1000]))
+    assert (k["spec"]["tile_a"], k["spec"]["tile_b"]) == (16, 64)
+    # the block size is the tuning knob: 1024 threads take 64 x 64 tiles
+    x, y = V([300, 400], "int8"), V([300, 400], "int8", [1, 300])
+    (k,), (point,) = _core._tuning_run(lambda: explain("add", x, y), "threads=1024 unroll=1 waves=8 vector=16")
+    assert (k["spec"]["tile_a"], k["spec"]["tile_b"], k["block"][0]) == (64, 64, 1024)
+    # tiled launches are tuning points of their own: the extents of a and b (capped at 2^8) are in the bucket
+    assert point["description"].endswith("sizes~2^17,2^8,2^8")
+    _, (strided,) = _core._tuning_run(lambda: explain("add", V([300, 9], "int8"), V([300, 9], "int8", [1, 300])))
+    assert strided["description"].endswith(",2^0,2^0")
+    # seven staged float64 inputs: the tile shrinks into 48 KiB of shared memory, the block with it
+    many = jitops.ElementwiseKernel("T a, T b, T c, T d, T e, T f, T g", "T z", "z = a + b * c - d + e * f - g", "many")
+    ins = [V([500, 600], "float64", [1, 500]) for _ in range(7)]
+    (k,) = many.explain(*ins, V([500, 600], "float64"))
+    assert k["regime"] == TILED and k["spec"]["staged"] == 0b1111111
+    assert k["shared_bytes"] <= 48 * 1024 and k["spec"]["tile_a"] * k["spec"]["tile_b"] == 512
+    assert k["block"][0] == 256 and k["local_bytes"] == 0
+
+
+def test_tiled_outputs_laid_out_either_way(fresh_cache):
+    two = jitops.ElementwiseKernel("T x, T y", "T z, float64 w", "z = x - y; w = double(x) * 2 + double(y)", "two")
+    x, y = V([90, 70], "float32"), V([90, 70], "float32", [1, 90])
+    # the second output in y's layout is staged too, and written along b after the block's tile is computed
+    (k,) = two.explain(x, y, V([90, 70], "float32"), V([90, 70], "float64", [1, 90]))
+    assert k["regime"] == TILED and k["spec"]["staged"] == 0b1010 and k["spec"]["load_outputs"] == 1
+    assert k["source"].count("__syncthreads();") == 3 and k["local_bytes"] == 0
 
 
 def test_number_operand_is_a_scalar_in_the_compute_type(fresh_cache):

@@ -46,7 +46,8 @@ def explain(op, *args, arch=None, **kwargs):
     Each report has the specialization (``kernel``, ``spec``), the specialized
     ``source``, the ``ptx``, the ``cubin`` and ``cubin_bytes`` (``.sass()``
     disassembles it where cuobjdump or nvdisasm is installed), ``registers`` / ``shared_bytes`` /
-    ``local_bytes`` per thread, ``grid`` and ``block``, ``compile_ms``, and
+    ``local_bytes`` per thread, ``grid`` and ``block``, the ``regime`` where a
+    family has several, ``params`` (the parameter block's bytes), ``compile_ms``, and
     ``origin``: where the kernel came from this time (``memory``, ``disk`` or
     ``compiled``), ``params``: the parameter block as it would be launched (its
     pointers are the operands' addresses: a VirtualArray's ``address``), and the launch ``config`` with ``config_origin``:

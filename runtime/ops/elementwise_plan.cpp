@@ -5,6 +5,7 @@
 
 #include "runtime/arg_error.h"
 #include "runtime/collapse.h"
+#include "runtime/ops/elementwise_tile_plan.h"
 
 namespace jitops {
 namespace {
@@ -166,6 +167,9 @@ bool plan_elementwise(const ElementwiseProblem& p, const DeviceInfo& device, Lau
     throw value_error("operands: at most " + std::to_string(kMaxDims) + " dimensions after merging contiguous ones (got " +
                       std::to_string(s.ndim) + ")");
 
+  // Operands dense along different dims: tiles through shared memory (runtime/ops/elementwise_tile_plan.h).
+  const ElementwiseTile tile = dense ? ElementwiseTile() : choose_elementwise_tile(p, s);
+
   uint32_t types = 0, scalars = 0;
   for (int k = 0; k < operands; ++k) {
     types |= uint32_t(p.dtypes[k]) << (4 * k);
@@ -176,7 +180,10 @@ bool plan_elementwise(const ElementwiseProblem& p, const DeviceInfo& device, Lau
   point.family = KernelFamily::Elementwise;
   point.traits = {p.operation, int32_t(types), int32_t(scalars), p.inputs * 16 + p.outputs, dense ? 0 : s.ndim,
                   p.load_outputs};
-  point.bucket = {size_bucket(n), 0, 0};
+  // Tiled launches are points of their own, bucketed by the extents of a and b (at least 16, so never 2^0)
+  // up to the longest a tile takes.
+  auto extent = [&](int d) { return int8_t(tile.tiled() ? std::min<int>(size_bucket(s.sizes[d]), 8) : 0); };
+  point.bucket = {size_bucket(n), extent(s.ndim - 1), extent(tile.tiled() ? tile.dim_b : 0)};
   plan.tuning = resolve_tuning(point, device, default_tuning());
   plan.tunable = true;
   const int threads = plan.tuning.config.threads, waves = plan.tuning.config.waves;
@@ -218,9 +225,14 @@ bool plan_elementwise(const ElementwiseProblem& p, const DeviceInfo& device, Lau
     plan.set_params(params);
     return true;
   }
-  // Strided: offsets from coordinates, 32-bit where every offset fits; packs along a dense inner dim.
+  // Strided and tiled: offsets from coordinates, 32-bit where every offset fits.
   bool fits = n < (int64_t(1) << 31);
   for (int k = 0; k < operands && fits; ++k) fits = p.scalar[k] || s.max_offset(k) < (int64_t(1) << 31);
+  if (tile.tiled()) {
+    plan_elementwise_tiles(p, s, tile, fits, device, plan);
+    return true;
+  }
+  // Strided: packs along a dense inner dim.
   int limit = plan.tuning.config.vector_bytes;
   for (int k = 0; k < operands; ++k)
     if (!p.scalar[k]) limit = std::min(limit, std::max(1, plan.tuning.config.vector_bytes / dtype_info(p.dtypes[k]).bytes()));
