@@ -202,10 +202,10 @@ bool histc_range_is_automatic(const TensorDesc& x, const HistcRequest& r) {
 }
 
 bool histc_single_block(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device) {
-  // Only values one block streams with vector loads: a sliced float64 x of 2^15 values took 108 us in one
-  // block against PyTorch's 9.6 (sweep seed 11), its loads one element at a time.
+  // Only values one block streams with vector loads (a few 8-byte ones too): a sliced float64 x of 2^15
+  // values took 108 us in one block against PyTorch's 9.6 (sweep seed 11), its loads one element at a time.
   return !histc_range_is_automatic(x, r) && x.numel() <= kSingleBlockValues && x.is_contiguous() &&
-         x.element_bytes() <= 4 &&
+         (x.element_bytes() <= 4 || x.numel() <= 8192) &&
          (r.bins + 1) * 4 + kStaticSharedReserve <= device.shared_per_block_optin && g_strategy != 2;
 }
 
