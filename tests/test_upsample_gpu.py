@@ -19,6 +19,16 @@ pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
+
+@pytest.fixture(autouse=True)
+def _tiles_on_narrow_rows_too():
+    """These tests run the tile kernel on small shapes: the default leaves rows under 256 bytes to the row
+    kernels (test_upsample_tiles_spec.py checks that default)."""
+    previous = jitops._core._set_upsample_tile_min_row_bytes(0)
+    yield
+    jitops._core._set_upsample_tile_min_row_bytes(previous)
+
+
 DEVICE = "cuda"
 DTYPES = ["float16", "bfloat16", "float32", "float64", "uint8"]
 SCALES = {"2x_size": dict(size=(2 * 10, 2 * 12)), "2x_factor": dict(scale_factor=2),

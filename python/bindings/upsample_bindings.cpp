@@ -144,6 +144,9 @@ PyMethodDef kDefs[] = {
 
 void bind_upsample_ops(py::module_& m) {
   for (PyMethodDef& def : kDefs) add_fastcall(m, &def);
+  m.def("_set_upsample_tile_min_row_bytes", &set_upsample_tile_min_row_bytes, py::arg("bytes"),
+        "Development knob: the narrowest output-gradient row the backward tiles take (default 256 bytes); "
+        "returns the previous value.");
   m.def("_set_upsample_tiles", &set_upsample_tiles,
         "Development knob: False sends the backward cases of the tile kernel to the row kernels; returns the "
         "previous setting.");

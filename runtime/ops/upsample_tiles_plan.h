@@ -26,5 +26,8 @@ bool plan_upsample_tiles(const TensorDesc& grad_output, const TensorDesc& grad_i
 // Off: those cases go to the row kernels, as before the tile kernel (probes
 // time one against the other). Returns the previous setting.
 bool set_upsample_tiles(bool on);
+// The narrowest output-gradient row (bytes) the tiles take (default 256); returns the previous value.
+// Tests set 0 to run the tile kernel on small shapes.
+int set_upsample_tile_min_row_bytes(int bytes);
 
 }  // namespace jitops
