@@ -135,9 +135,12 @@ py::object template_launch_body(PyObject* const* p) {
                      std::to_string(n) + ")");
   // Arrays through CallArrays (in their own slots), numbers aside.
   OperandArg operands[kMaxCallOperands];
-  std::vector<int> slot(n, -1);
+  int slot[LaunchPlan::kMaxKernelParams];  // argument -> its CallArrays slot, or -1 for a number
+  if (n > size_t(LaunchPlan::kMaxKernelParams))
+    throw value_error(t.sig.kernel + ": at most " + std::to_string(LaunchPlan::kMaxKernelParams) + " parameters");
   size_t count = 0;
   for (size_t i = 0; i < n; ++i) {
+    slot[i] = -1;
     PyObject* v = PyTuple_GET_ITEM(p[1], i);
     const KernelArgSpec& a = t.sig.args[i];
     const bool number = is_number(v);
@@ -174,7 +177,11 @@ py::object template_launch_body(PyObject* const* p) {
   for (const Tunable& u : t.tunables)
     if (values[size_t(u.param)] == kNotGiven) values[size_t(u.param)] = u.values[0];
   Deduction d = deduce_template(t.sig, args, values);
-  const DeviceInfo device = planning_device(call, explain_arch);
+  // The call's GPU by reference (a copy of DeviceInfo copies its name); a description only to explain.
+  DeviceInfo described;
+  const bool launching = explain_arch < 0 && call.device() >= 0;
+  if (!launching) described = planning_device(call, explain_arch);
+  const DeviceInfo& device = launching ? device_context(call.device()).info() : described;
   // The first array sizes the default launch.
   int64_t work = 0;
   for (size_t i = 0; i < n; ++i)
@@ -232,8 +239,6 @@ py::object template_launch_body(PyObject* const* p) {
   // Parameters, each 16-byte aligned in the block.
   size_t offset = 0;
   plan.param_count = int(n);
-  if (n > size_t(LaunchPlan::kMaxKernelParams))
-    throw value_error(t.sig.kernel + ": at most " + std::to_string(LaunchPlan::kMaxKernelParams) + " parameters");
   for (size_t i = 0; i < n; ++i) {
     const KernelArgSpec& a = t.sig.args[i];
     size_t bytes = 0;
