@@ -66,6 +66,15 @@ def _gpu_share(request):
 
 
 @pytest.fixture
+def upsample_tiles_on_narrow_rows():
+    """The upsample backward tile kernel on small shapes too: by default output-gradient rows under 256
+    bytes go to the row kernels (test_upsample_tiles_spec.py checks that default)."""
+    previous = jitops._core._set_upsample_tile_min_row_bytes(0)
+    yield
+    jitops._core._set_upsample_tile_min_row_bytes(previous)
+
+
+@pytest.fixture
 def fresh_cache(tmp_path):
     """An empty disk cache and nothing in memory; restores the previous cache after."""
     previous = jitops._core.cache_config()

@@ -15,18 +15,10 @@ import pytest
 import jitops
 from gpu_data import assert_same_bits, poisoned_like, to_numpy
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("upsample_tiles_on_narrow_rows")]
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
-
-@pytest.fixture(autouse=True)
-def _tiles_on_narrow_rows_too():
-    """These tests run the tile kernel on small shapes: the default leaves rows under 256 bytes to the row
-    kernels (test_upsample_tiles_spec.py checks that default)."""
-    previous = jitops._core._set_upsample_tile_min_row_bytes(0)
-    yield
-    jitops._core._set_upsample_tile_min_row_bytes(previous)
 
 
 DEVICE = "cuda"

@@ -12,16 +12,8 @@ import pytest
 import jitops
 from host_kernel import HostKernels, compiler, virtual
 
-pytestmark = pytest.mark.skipif(compiler() is None, reason="no host C++ compiler")
+pytestmark = [pytest.mark.skipif(compiler() is None, reason="no host C++ compiler"), pytest.mark.usefixtures("upsample_tiles_on_narrow_rows")]
 
-
-@pytest.fixture(autouse=True)
-def _tiles_on_narrow_rows_too():
-    """These tests run the tile kernel on small shapes: the default leaves rows under 256 bytes to the row
-    kernels (test_upsample_tiles_spec.py checks that default)."""
-    previous = jitops._core._set_upsample_tile_min_row_bytes(0)
-    yield
-    jitops._core._set_upsample_tile_min_row_bytes(previous)
 
 
 STORAGE = {"float16": np.uint16, "float32": np.float32, "float64": np.float64, "uint8": np.uint8}

@@ -8,14 +8,8 @@ import pytest
 import jitops
 from jitops import _core
 
+pytestmark = pytest.mark.usefixtures("upsample_tiles_on_narrow_rows")
 
-@pytest.fixture(autouse=True)
-def _tiles_on_narrow_rows_too():
-    """These tests run the tile kernel on small shapes: the default leaves rows under 256 bytes to the row
-    kernels (test_upsample_tiles_spec.py checks that default)."""
-    previous = jitops._core._set_upsample_tile_min_row_bytes(0)
-    yield
-    jitops._core._set_upsample_tile_min_row_bytes(previous)
 
 
 V = _core.VirtualArray
