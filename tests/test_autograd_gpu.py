@@ -4,7 +4,8 @@ gradcheck in float64 for every differentiable op and argument; opcheck of
 every custom op; torch.compile(fullgraph=True) in the default mode, with
 mode="reduce-overhead" and with a dynamic dim; CUDA-graph capture of forward
 and backward; the determinism switch; the fast path's version counter (bumped once by every out= write) and
-histc's output without a gradient."""
+histc's output without a gradient. Each gradient test runs twice: through the C++ autograd nodes
+(jitops._torch_autograd, where it was built) and through the Python path they fall back to."""
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 import jitops  # noqa: E402
+from jitops import _core  # noqa: E402
 from jitops._torch import install  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -21,6 +23,18 @@ DEVICE = "cuda"
 J = torch.ops.jitops
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
 RTOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float64: 1e-12}
+
+
+@pytest.fixture(params=["cpp_nodes", "python_path"])
+def autograd_path(request):
+    """The C++ autograd nodes, or the Python path (gradients.py) that serves every call they decline."""
+    use_nodes = request.param == "cpp_nodes"
+    previous = _core._set_cpp_autograd(use_nodes)
+    if use_nodes and not _core._cpp_autograd_active():
+        _core._set_cpp_autograd(previous)
+        pytest.skip("jitops._torch_autograd was not built (PyTorch not importable when jitops was built)")
+    yield request.param
+    _core._set_cpp_autograd(previous)
 
 
 def rand(*shape, dtype=torch.float32, positive=False, seed=0):
@@ -84,7 +98,7 @@ CASES = ["index_select", "take", "gather", "upsample", "upsample_channels_last",
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("case", CASES)
-def test_gradients_match_pytorch(case, dtype):
+def test_gradients_match_pytorch(case, dtype, autograd_path):
     ours, theirs, make = _cases(dtype)[case]
     inputs = make()
     twins = tuple(t.detach().clone().requires_grad_() for t in inputs)
@@ -99,7 +113,7 @@ def test_gradients_match_pytorch(case, dtype):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_gradcheck_float64(case):
+def test_gradcheck_float64(case, autograd_path):
     ours, _, make = _cases(torch.float64)[case]
     inputs = make()
     if case.startswith(("scatter_reduce_amax", "scatter_reduce_amin")):  # ties are not differentiable: distinct values
@@ -108,7 +122,7 @@ def test_gradcheck_float64(case):
     assert torch.autograd.gradcheck(ours, inputs)
 
 
-def test_double_backward():
+def test_double_backward(autograd_path):
     x = rand(3, 4, dtype=torch.float64)
     assert torch.autograd.gradgradcheck(lambda x: jitops.index_select(x, 0, index([2, 0, 2])), (x,))
     assert torch.autograd.gradgradcheck(lambda x: jitops.upsample_nearest2d(x, scale_factor=2),
@@ -187,7 +201,7 @@ def test_compile_with_a_dynamic_dim():
         torch.testing.assert_close(compiled(x, idx), torch.gather(x, 1, idx).sum(1))
 
 
-def test_cuda_graph_capture_of_forward_and_backward():
+def test_cuda_graph_capture_of_forward_and_backward(autograd_path):
     x, src, dst, weight, n = _graph_inputs()
     static_x = x.detach().clone().requires_grad_()
 
@@ -221,7 +235,7 @@ def test_cuda_graph_capture_of_forward_and_backward():
         torch.testing.assert_close(static_x.grad, xr.grad, rtol=1e-4, atol=1e-4)
 
 
-def test_determinism_switch_gives_the_same_bits():
+def test_determinism_switch_gives_the_same_bits(autograd_path):
     x, src, dst, weight, n = _graph_inputs(e=200000, seed=7)
 
     def grads():
@@ -274,3 +288,48 @@ def test_fast_path_moves_the_version_counter_and_histc_has_no_gradient():
     with torch.no_grad():  # grad mode off: the fast path, no graph
         y = jitops.index_select(x, 0, index([1, 2]))
     assert not y.requires_grad
+
+
+# The ops whose eager autograd calls the C++ nodes take (python/torch_autograd/nodes.cpp), and a call of each.
+_NODE_CALLS = {
+    "index_select": lambda x: jitops.index_select(x, 0, index([1, 0])),
+    "gather": lambda x: jitops.gather(x, 1, index([[0, 0], [1, 0], [2, 2]])),
+    "upsample_nearest2d": lambda x: jitops.upsample_nearest2d(x.reshape(1, 1, 3, 4), scale_factor=2),
+    "upsample_nearest2d_backward": lambda x: jitops.upsample_nearest2d_backward(x[:, :3].reshape(1, 1, 3, 3),
+                                                                                  (1, 1, 2, 2), scale_factor=1.5),
+    "mul": lambda x: jitops.mul(x, x),
+    "div": lambda x: jitops.div(3, x),
+    "add": lambda x: jitops.add(x, 1),
+    "sub": lambda x: jitops.sub(x, x[:1]),
+    "index_add_": lambda x: jitops.index_add_(torch.zeros(5, 4, device=DEVICE), 0, index([4, 1, 4]), x),
+    "scatter_add_": lambda x: jitops.scatter_add_(torch.zeros(2, 4, device=DEVICE), 0, index([[1, 0, 1, 1]]), x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NODE_CALLS))
+def test_the_cpp_nodes_take_the_eager_calls_they_list(name, autograd_path):
+    """Each listed op's eager call builds a C++ node on the nodes' path and a Python node otherwise, with the
+    same output and gradient as PyTorch's own op would give (checked above); a call the nodes decline (out=,
+    tensor subclasses) keeps the Python path."""
+    if autograd_path == "cpp_nodes":
+        import jitops._torch_autograd as nodes
+
+        assert set(_NODE_CALLS) == set(nodes.ops())
+    x = rand(3, 4, positive=True)
+    y = _NODE_CALLS[name](x)
+    node = y.grad_fn.name()
+    if autograd_path == "cpp_nodes":
+        assert node.startswith("torch::autograd::CppNode<"), node
+    else:
+        assert not node.startswith("torch::autograd::CppNode<"), node
+    y.sum().backward()
+    assert x.grad is not None and torch.isfinite(x.grad).all()
+
+
+def test_in_place_on_a_leaf_that_requires_grad_is_refused_before_it_writes(autograd_path):
+    leaf = rand(5, 3)
+    before = leaf.detach().clone()
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        jitops.index_add_(leaf, 0, index([0, 4]), rand(2, 3, seed=1))
+    if autograd_path == "cpp_nodes":  # PyTorch's own ops refuse before writing, and so do the nodes
+        assert torch.equal(leaf.detach(), before)

@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 import jitops  # noqa: E402
+from jitops import _core  # noqa: E402
 from jitops._torch import install, library  # noqa: E402
 
 install()
@@ -64,8 +65,11 @@ REFERENCE = {
 @pytest.fixture(autouse=True)
 def reference_kernels():
     library.KERNELS.update(REFERENCE)
+    # The C++ nodes (jitops._torch_autograd, where built) call jitops' kernels themselves, not the stand-ins.
+    cpp_nodes = _core._set_cpp_autograd(False)
     yield
     library.KERNELS.clear()
+    _core._set_cpp_autograd(cpp_nodes)
 
 
 def leaf(*shape, dtype=torch.float64, positive=False):

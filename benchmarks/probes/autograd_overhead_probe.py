@@ -6,17 +6,12 @@ import pstats
 import time
 
 import torch
+from probe_timing import host_loop_us
 
 import jitops
 
 
-def loop_us(fn, n):
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / n * 1e6
+loop_us = host_loop_us
 
 
 def main():

@@ -2,6 +2,8 @@
 
 #include <pybind11/detail/exception_translation.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <string>
 
 #include "runtime/arg_error.h"
@@ -84,12 +86,62 @@ PyObject* run_on_host(const char* name, PyObject* const* args, Py_ssize_t nargs,
   return call_with_name(run_op, name, args, nargs, kwnames);
 }
 
-PyObject* run_through_torch(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+namespace {
+// The hook jitops._torch_autograd exports (python/torch_autograd/hook.h): a new
+// reference to the result, nullptr with an error set, or Py_NotImplemented
+// (a new reference) when the call is not one its nodes take.
+using AutogradHook = PyObject* (*)(const char* op, PyObject* const* params, int count);
+
+std::atomic<bool>& cpp_autograd_enabled() {
+  static std::atomic<bool> enabled{[] {
+    const char* env = std::getenv("JITOPS_CPP_AUTOGRAD");
+    return !(env && (std::string(env) == "0" || std::string(env) == "off" || std::string(env) == "false"));
+  }()};
+  return enabled;
+}
+
+// Loaded at the first call that needs autograd (PyTorch is imported by then).
+// Absent (PyTorch was not importable when jitops was built): nullptr, quietly.
+// Present but not loadable (built against another PyTorch): nullptr, with a warning.
+AutogradHook autograd_hook() {
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<AutogradHook> storage;  // see run_on_host
+  return storage
+      .call_once_and_store_result([]() -> AutogradHook {
+        try {
+          py::object module = py::module_::import("jitops._torch_autograd");
+          return reinterpret_cast<AutogradHook>(
+              PyCapsule_GetPointer(py::object(module.attr("hook")).ptr(), "jitops._torch_autograd.hook"));
+        } catch (py::error_already_set& e) {
+          if (e.matches(PyExc_ModuleNotFoundError)) return nullptr;
+          PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                           "jitops: the C++ autograd nodes (jitops._torch_autograd) did not load, so gradients take "
+                           "the slower Python path: %s",
+                           e.what());
+          return nullptr;
+        }
+      })
+      .get_stored();
+}
+}  // namespace
+
+bool set_cpp_autograd(bool enabled) { return cpp_autograd_enabled().exchange(enabled); }
+
+bool cpp_autograd_active() { return cpp_autograd_enabled().load() && autograd_hook() != nullptr; }
+
+PyObject* run_through_torch(const FastSignature& sig, PyObject* const* params, PyObject* const* args, Py_ssize_t nargs,
+                            PyObject* kwnames) {
+  if (cpp_autograd_enabled().load(std::memory_order_relaxed)) {
+    if (AutogradHook hook = autograd_hook()) {
+      PyObject* result = hook(sig.function, params, sig.count);
+      if (result != Py_NotImplemented) return result;
+      Py_DECREF(result);
+    }
+  }
   PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;  // see run_on_host
   PyObject* call = storage.call_once_and_store_result([] {
                          return py::object(py::module_::import("jitops._torch.dispatch").attr("call"));
                        }).get_stored().ptr();
-  return call_with_name(call, name, args, nargs, kwnames);
+  return call_with_name(call, sig.function, args, nargs, kwnames);
 }
 
 bool& torch_routing_enabled() {

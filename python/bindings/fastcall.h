@@ -38,9 +38,19 @@ void launch_dims_arg(PyObject* value, const char* name, unsigned out[3]);
 // Runs `name` through the host path: jitops._host.run_op(name, *args, **kwargs).
 PyObject* run_on_host(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
 
-// Runs `name` through PyTorch's dispatcher (autograd, tracing):
+// Runs `name` through PyTorch's dispatcher (autograd, tracing): first the
+// C++ autograd nodes of jitops._torch_autograd, where they were built and take
+// the call (`params` as parse_fast_args filled them), else
 // jitops._torch.dispatch.call(name, *args, **kwargs).
-PyObject* run_through_torch(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
+PyObject* run_through_torch(const FastSignature& sig, PyObject* const* params, PyObject* const* args, Py_ssize_t nargs,
+                            PyObject* kwnames);
+
+// Whether calls may use jitops._torch_autograd (JITOPS_CPP_AUTOGRAD=0 turns it
+// off at import; jitops._core._set_cpp_autograd switches it). Returns the
+// previous setting.
+bool set_cpp_autograd(bool enabled);
+// Whether jitops._torch_autograd is in use: loaded, and not switched off.
+bool cpp_autograd_active();
 
 // Whether this thread's calls check PyTorch tensors for autograd and tracing
 // (off while jitops' custom ops run their own kernels).
@@ -82,14 +92,18 @@ PyObject* fast_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObjec
     parse_fast_args(Sig, args, nargs, kwnames, params);
     autotune_requested();  // drops a request left by a call that failed after planning
     try {
-      RouteScope route(Sig.differentiable);
-      PyObject* result = Body(params).release().ptr();
+      PyObject* result = nullptr;
+      {
+        RouteScope route(Sig.differentiable);
+        if (!torch_dispatch_needed(params, Sig.count)) result = Body(params).release().ptr();
+      }
+      if (!result) return run_through_torch(Sig, params, args, nargs, kwnames);
       if (autotune_requested()) return autotune_after(Sig.function, args, nargs, kwnames, result);
       return result;
     } catch (const HostOperands&) {
       return run_on_host(Sig.function, args, nargs, kwnames);
     } catch (const TorchDispatch&) {
-      return run_through_torch(Sig.function, args, nargs, kwnames);
+      return run_through_torch(Sig, params, args, nargs, kwnames);
     }
   } catch (...) {
     return translate_current_exception();

@@ -87,6 +87,11 @@ PYBIND11_MODULE(_core, m) {
       py::arg("enabled"),
       "Whether this thread's calls hand PyTorch tensors that need autograd or tracing to jitops._torch "
       "(off while its custom ops run their kernels); returns the previous setting.");
+  m.def("_set_cpp_autograd", &set_cpp_autograd, py::arg("enabled"),
+        "Whether calls that need autograd may take the C++ nodes of jitops._torch_autograd (where it was built); "
+        "returns the previous setting.");
+  m.def("_cpp_autograd_active", &cpp_autograd_active,
+        "Whether calls that need autograd take the C++ nodes of jitops._torch_autograd (loads it if need be).");
   m.def("configure",
         [](std::vector<std::string> nvrtc_dirs, std::vector<std::string> include_dirs, std::string cache_dir,
            bool cache_enabled, bool nvrtc_loader_fallback) {

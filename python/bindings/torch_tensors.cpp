@@ -30,6 +30,8 @@ struct TorchApi {
   PyObject* devices[64] = {};  // torch.device("cuda", i), made on first use
 };
 
+std::atomic<TorchApi*> ready_api{nullptr};  // set once api() has been built
+
 // Built on first use of a tensor (torch is imported by then); never freed.
 TorchApi& api() {
   PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<TorchApi*> storage;  // see fastcall.cpp
@@ -57,6 +59,7 @@ TorchApi& api() {
       const char* name = dtype_table()[i].name;
       if (py::hasattr(torch, name)) a->dtype_objects[i] = py::object(torch.attr(name)).release().ptr();
     }
+    ready_api.store(a, std::memory_order_release);
     return a;
   }).get_stored();
 }
@@ -127,6 +130,33 @@ void check_torch_route(PyObject* tensor) {
   if (rg.ptr() != Py_True) return;
   py::object enabled = checked(PyObject_CallNoArgs(a.grad_enabled));
   if (enabled.ptr() == Py_True) throw TorchDispatch();
+}
+
+bool torch_dispatch_needed(PyObject* const* params, int count) {
+  TorchRoute& route = torch_route();
+  if (route == TorchRoute::None) return false;
+  TorchApi* a = ready_api.load(std::memory_order_acquire);
+  if (!a) return false;  // no tensor met yet: the operands' own checks decide
+  bool grad_mode_read = false, grad_mode = false;
+  for (int i = 0; i < count; ++i) {
+    PyObject* p = params[i];
+    if (!p || p == Py_None || PyLong_CheckExact(p) || PyFloat_CheckExact(p) || PyBool_Check(p)) continue;
+    PyTypeObject* type = Py_TYPE(p);
+    if (type == a->tensor_type || type == a->parameter_type) {
+      if (route != TorchRoute::Autograd) continue;
+      py::object rg = checked(PyObject_GetAttr(p, a->requires_grad));
+      if (rg.ptr() != Py_True) continue;
+      if (!grad_mode_read) {
+        grad_mode = checked(PyObject_CallNoArgs(a->grad_enabled)).ptr() == Py_True;
+        grad_mode_read = true;
+      }
+      if (grad_mode) return true;
+    } else if (PyType_IsSubtype(type, a->tensor_type)) {
+      return true;
+    }
+  }
+  route = TorchRoute::None;  // every parameter was looked at: the operands need no second check
+  return false;
 }
 
 bool torch_needs_grad(PyObject* tensor) {

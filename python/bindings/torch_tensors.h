@@ -48,6 +48,14 @@ TorchRoute& torch_route();
 // Throws TorchDispatch when `tensor` needs the dispatcher under the current routing.
 void check_torch_route(PyObject* tensor);
 
+// Whether a call with these parameters goes to the dispatcher under the
+// current routing, decided before any work and without an exception (a C++
+// throw costs microseconds in a process that has PyTorch's libraries loaded).
+// When it answers no having seen every parameter, it clears the call's
+// routing, so the operands are not checked twice. Until the first PyTorch
+// tensor is met it answers no and leaves the checks to the operands.
+bool torch_dispatch_needed(PyObject* const* params, int count);
+
 // True when `tensor` requires grad and grad mode is on: a kernel with no
 // backward must refuse it rather than give an output outside the graph.
 bool torch_needs_grad(PyObject* tensor);
