@@ -100,26 +100,12 @@ std::atomic<bool>& cpp_autograd_enabled() {
   return enabled;
 }
 
-// Loaded at the first call that needs autograd (PyTorch is imported by then).
-// Absent (PyTorch was not importable when jitops was built): nullptr, quietly.
-// Present but not loadable (built against another PyTorch): nullptr, with a warning.
+// From jitops._torch_autograd, where it loaded (torch_extension_capsule).
 AutogradHook autograd_hook() {
   PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<AutogradHook> storage;  // see run_on_host
   return storage
-      .call_once_and_store_result([]() -> AutogradHook {
-        try {
-          py::object module = py::module_::import("jitops._torch_autograd");
-          return reinterpret_cast<AutogradHook>(
-              PyCapsule_GetPointer(py::object(module.attr("hook")).ptr(), "jitops._torch_autograd.hook"));
-        } catch (py::error_already_set& e) {
-          if (e.matches(PyExc_ModuleNotFoundError)) return nullptr;
-          PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
-                           "jitops: the C++ autograd nodes (jitops._torch_autograd) did not load, so gradients take "
-                           "the slower Python path: %s",
-                           e.what());
-          return nullptr;
-        }
-      })
+      .call_once_and_store_result(
+          [] { return reinterpret_cast<AutogradHook>(torch_extension_capsule("hook")); })
       .get_stored();
 }
 }  // namespace

@@ -3,6 +3,9 @@
 #include <atomic>
 #include <string>
 
+#include <cstdlib>
+
+#include "python/bindings/torch_native.h"
 #include "runtime/arg_error.h"
 
 namespace py = pybind11;
@@ -28,6 +31,7 @@ struct TorchApi {
   PyTypeObject* parameter_type;  // torch.nn.Parameter
   PyObject* dtype_objects[kNumDTypes] = {};
   PyObject* devices[64] = {};  // torch.device("cuda", i), made on first use
+  const TorchNativeApi* native = nullptr;  // jitops._torch_autograd's answers, where it loaded
 };
 
 std::atomic<TorchApi*> ready_api{nullptr};  // set once api() has been built
@@ -59,6 +63,8 @@ TorchApi& api() {
       const char* name = dtype_table()[i].name;
       if (py::hasattr(torch, name)) a->dtype_objects[i] = py::object(torch.attr(name)).release().ptr();
     }
+    auto* native = static_cast<const TorchNativeApi*>(torch_extension_capsule("native"));
+    if (native && native->version == kTorchNativeVersion) a->native = native;
     ready_api.store(a, std::memory_order_release);
     return a;
   }).get_stored();
@@ -80,28 +86,43 @@ void read_ints(PyObject* tuple, int64_t* out, int n) {
 }  // namespace
 
 int torch_device(PyObject* tensor) {
+  if (const TorchNativeApi* n = api().native) return n->device(tensor);
   py::object d = checked(PyObject_CallMethodNoArgs(tensor, api().get_device));
   return int(PyLong_AsLong(d.ptr()));
 }
 
+namespace {
+DType dtype_of(const TorchApi& a, PyObject* dtype, const char* arg) {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (a.dtype_objects[i] == dtype) return dtype_table()[i].dtype;
+  throw type_error(std::string(arg) + ": expected a dtype jitops supports (got " +
+                   py::str(dtype).cast<std::string>() + ")");
+}
+
+[[noreturn]] void too_many_dims(const char* arg, int64_t n) {
+  throw value_error(std::string(arg) + ": at most " + std::to_string(kMaxTensorDims) + " dimensions (got " +
+                    std::to_string(n) + ")");
+}
+}  // namespace
+
 void torch_describe(PyObject* tensor, const char* arg, TensorDesc& desc) {
   TorchApi& a = api();
+  if (const TorchNativeApi* n = a.native) {
+    PyObject* dtype = nullptr;
+    int device = -1;
+    const int ndim = n->describe(tensor, kMaxTensorDims, desc.shape, desc.strides, &desc.data, &dtype, &device);
+    if (ndim < 0) throw py::error_already_set();
+    if (ndim > kMaxTensorDims) too_many_dims(arg, ndim);
+    desc.ndim = ndim;
+    desc.dtype = dtype_of(a, dtype, arg);
+    return;
+  }
   py::object dtype = checked(PyObject_GetAttr(tensor, a.dtype));
-  int found = -1;
-  for (int i = 0; i < kNumDTypes; ++i)
-    if (a.dtype_objects[i] == dtype.ptr()) {
-      found = i;
-      break;
-    }
-  if (found < 0)
-    throw type_error(std::string(arg) + ": expected a dtype jitops supports (got " + py::str(dtype).cast<std::string>() + ")");
-  desc.dtype = dtype_table()[found].dtype;
+  desc.dtype = dtype_of(a, dtype.ptr(), arg);
   py::object shape = checked(PyObject_GetAttr(tensor, a.shape));  // torch.Size, a tuple
   py::object strides = checked(PyObject_CallMethodNoArgs(tensor, a.stride));
   Py_ssize_t n = PyTuple_GET_SIZE(shape.ptr());
-  if (n > kMaxTensorDims)
-    throw value_error(std::string(arg) + ": at most " + std::to_string(kMaxTensorDims) + " dimensions (got " +
-                      std::to_string(n) + ")");
+  if (n > kMaxTensorDims) too_many_dims(arg, n);
   desc.ndim = int(n);
   read_ints(shape.ptr(), desc.shape, desc.ndim);
   read_ints(strides.ptr(), desc.strides, desc.ndim);
@@ -109,6 +130,11 @@ void torch_describe(PyObject* tensor, const char* arg, TensorDesc& desc) {
 }
 
 void* torch_data_ptr(PyObject* tensor) {
+  if (const TorchNativeApi* n = api().native) {
+    void* p = n->data_ptr(tensor);
+    if (!p && PyErr_Occurred()) throw py::error_already_set();
+    return p;
+  }
   py::object p = checked(PyObject_CallMethodNoArgs(tensor, api().data_ptr));
   return PyLong_AsVoidPtr(p.ptr());
 }
@@ -118,18 +144,26 @@ TorchRoute& torch_route() {
   return route;
 }
 
+namespace {
+bool requires_grad(const TorchApi& a, PyObject* tensor) {
+  if (a.native) return a.native->requires_grad(tensor);
+  return checked(PyObject_GetAttr(tensor, a.requires_grad)).ptr() == Py_True;
+}
+
+bool grad_mode(const TorchApi& a) {
+  if (a.native) return a.native->grad_enabled();
+  return checked(PyObject_CallNoArgs(a.grad_enabled)).ptr() == Py_True;
+}
+}  // namespace
+
 void check_torch_route(PyObject* tensor) {
   const TorchRoute route = torch_route();
   if (route == TorchRoute::None) return;
   TorchApi& a = api();
   PyTypeObject* type = Py_TYPE(tensor);
   if (type != a.tensor_type && type != a.parameter_type) throw TorchDispatch();
-  if (route != TorchRoute::Autograd) return;
-  // requires_grad first (one attribute read); grad mode only for a tensor that requires grad.
-  py::object rg = checked(PyObject_GetAttr(tensor, a.requires_grad));
-  if (rg.ptr() != Py_True) return;
-  py::object enabled = checked(PyObject_CallNoArgs(a.grad_enabled));
-  if (enabled.ptr() == Py_True) throw TorchDispatch();
+  // requires_grad first; grad mode only for a tensor that requires grad.
+  if (route == TorchRoute::Autograd && requires_grad(a, tensor) && grad_mode(a)) throw TorchDispatch();
 }
 
 bool torch_dispatch_needed(PyObject* const* params, int count) {
@@ -137,20 +171,12 @@ bool torch_dispatch_needed(PyObject* const* params, int count) {
   if (route == TorchRoute::None) return false;
   TorchApi* a = ready_api.load(std::memory_order_acquire);
   if (!a) return false;  // no tensor met yet: the operands' own checks decide
-  bool grad_mode_read = false, grad_mode = false;
   for (int i = 0; i < count; ++i) {
     PyObject* p = params[i];
     if (!p || p == Py_None || PyLong_CheckExact(p) || PyFloat_CheckExact(p) || PyBool_Check(p)) continue;
     PyTypeObject* type = Py_TYPE(p);
     if (type == a->tensor_type || type == a->parameter_type) {
-      if (route != TorchRoute::Autograd) continue;
-      py::object rg = checked(PyObject_GetAttr(p, a->requires_grad));
-      if (rg.ptr() != Py_True) continue;
-      if (!grad_mode_read) {
-        grad_mode = checked(PyObject_CallNoArgs(a->grad_enabled)).ptr() == Py_True;
-        grad_mode_read = true;
-      }
-      if (grad_mode) return true;
+      if (route == TorchRoute::Autograd && requires_grad(*a, p) && grad_mode(*a)) return true;
     } else if (PyType_IsSubtype(type, a->tensor_type)) {
       return true;
     }
@@ -160,21 +186,23 @@ bool torch_dispatch_needed(PyObject* const* params, int count) {
 }
 
 bool torch_needs_grad(PyObject* tensor) {
-  TorchApi& a = api();
-  py::object rg = checked(PyObject_GetAttr(tensor, a.requires_grad));
-  if (rg.ptr() != Py_True) return false;
-  py::object enabled = checked(PyObject_CallNoArgs(a.grad_enabled));
-  return enabled.ptr() == Py_True;
+  const TorchApi& a = api();
+  return requires_grad(a, tensor) && grad_mode(a);
 }
 
 void torch_bump_version(PyObject* tensor) {
+  const TorchApi& a = api();
+  if (a.native) {
+    if (!a.native->bump_version(tensor)) throw py::error_already_set();
+    return;
+  }
   // PyTorch 2.11's _increment_version takes an iterable of tensors: a tensor
   // passed alone is iterated (bumped once per element of its first dimension,
   // never when empty, an error when 0-d), so it gets a 1-tuple. Releases whose
   // _increment_version takes one tensor refuse the tuple with TypeError and
   // get the tensor from then on.
   static std::atomic<bool> takes_one_tensor{false};
-  PyObject* fn = api().increment_version;
+  PyObject* fn = a.increment_version;
   if (!takes_one_tensor.load(std::memory_order_relaxed)) {
     py::object one = checked(PyTuple_Pack(1, tensor));
     PyObject* args[] = {one.ptr()};
@@ -191,7 +219,8 @@ void torch_bump_version(PyObject* tensor) {
 }
 
 int torch_deterministic_mode() {
-  TorchApi& a = api();
+  const TorchApi& a = api();
+  if (a.native) return a.native->deterministic_mode();
   py::object on = checked(PyObject_CallNoArgs(a.deterministic));
   if (on.ptr() != Py_True) return 0;
   py::object warn = checked(PyObject_CallNoArgs(a.deterministic_warn_only));
@@ -199,16 +228,22 @@ int torch_deterministic_mode() {
 }
 
 CUstream torch_current_stream(int device) {
+  const TorchApi& a = api();
+  if (a.native) return reinterpret_cast<CUstream>(a.native->current_stream(device));
   py::object arg = checked(PyLong_FromLong(device));
   PyObject* args[] = {arg.ptr()};
-  py::object s = checked(PyObject_Vectorcall(api().current_stream, args, 1, nullptr));
+  py::object s = checked(PyObject_Vectorcall(a.current_stream, args, 1, nullptr));
   return reinterpret_cast<CUstream>(PyLong_AsVoidPtr(s.ptr()));
 }
 
 py::object torch_empty(const std::vector<int64_t>& shape, DType dtype, int device) {
+  TorchApi& a = api();
+  PyObject* dt = a.dtype_objects[int(dtype)];
+  if (!dt) throw type_error(std::string("PyTorch has no dtype ") + dtype_info(dtype).name);
+  if (device < 0 || device >= 64) throw value_error("device: CUDA ordinal out of range");
+  if (a.native) return checked(a.native->empty(shape.data(), int(shape.size()), dt, device));
   // torch.empty_strided(size, stride, dtype=, device=): the cheapest Python-level
   // allocation measured (0.6 us under Tensor.new_empty on an H200 machine).
-  TorchApi& a = api();
   const size_t n = shape.size();
   py::tuple size(n), stride(n);
   int64_t s = 1;
@@ -217,13 +252,47 @@ py::object torch_empty(const std::vector<int64_t>& shape, DType dtype, int devic
     PyTuple_SET_ITEM(stride.ptr(), i, PyLong_FromLongLong(s));
     s *= shape[i] > 0 ? shape[i] : 1;
   }
-  PyObject* dt = a.dtype_objects[int(dtype)];
-  if (!dt) throw type_error(std::string("PyTorch has no dtype ") + dtype_info(dtype).name);
-  if (device < 0 || device >= 64) throw value_error("device: CUDA ordinal out of range");
   if (!a.devices[device])
     a.devices[device] = py::module_::import("torch").attr("device")("cuda", device).release().ptr();
   PyObject* args[] = {size.ptr(), stride.ptr(), dt, a.devices[device]};
   return checked(PyObject_Vectorcall(a.empty_strided, args, 2, a.dtype_device));
+}
+
+namespace {
+// jitops._torch_autograd, imported once, when the first PyTorch tensor is met.
+// Absent (PyTorch was not importable when jitops was built) or switched off
+// (JITOPS_TORCH_EXTENSION=0): None, quietly. Present but not loadable (built
+// against another PyTorch): None, with a warning.
+py::object torch_extension() {
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;  // see fastcall.cpp
+  return storage
+      .call_once_and_store_result([]() -> py::object {
+        const char* env = std::getenv("JITOPS_TORCH_EXTENSION");
+        if (env && (std::string(env) == "0" || std::string(env) == "off" || std::string(env) == "false"))
+          return py::none();
+        try {
+          return py::module_::import("jitops._torch_autograd");
+        } catch (py::error_already_set& e) {
+          if (e.matches(PyExc_ModuleNotFoundError)) return py::none();
+          if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                               "jitops: its PyTorch extension (jitops._torch_autograd) did not load, so calls on "
+                               "PyTorch tensors and their gradients take the slower Python paths: %s",
+                               e.what()) < 0)
+            PyErr_Clear();
+          return py::none();
+        }
+      })
+      .get_stored();
+}
+}  // namespace
+
+void* torch_extension_capsule(const char* name) {
+  py::object m = torch_extension();
+  if (m.is_none()) return nullptr;
+  const std::string full = std::string("jitops._torch_autograd.") + name;
+  void* p = PyCapsule_GetPointer(py::object(m.attr(name)).ptr(), full.c_str());
+  if (!p) throw py::error_already_set();
+  return p;
 }
 
 }  // namespace jitops

@@ -1,6 +1,8 @@
 // Reading PyTorch tensors on the per-call path, without linking PyTorch.
 //
-// Each read is one CPython call with an interned name (PyObject_GetAttr,
+// Where jitops._torch_autograd was built (against the PyTorch installed), its
+// `native` table answers from PyTorch's C++ API (torch_native.h). Otherwise
+// each read is one CPython call with an interned name (PyObject_GetAttr,
 // PyObject_CallMethodNoArgs): no temporary strings, no bound-method objects,
 // no pybind11 casts. A tensor is described by get_device(), dtype, shape,
 // stride() and data_ptr().
@@ -66,5 +68,10 @@ void torch_bump_version(PyObject* tensor);
 
 // torch.use_deterministic_algorithms: 0 off, 1 on, 2 on with warn_only.
 int torch_deterministic_mode();
+
+// The payload of capsule `name` of jitops._torch_autograd (loaded once, when
+// the first PyTorch tensor is met), or nullptr where that module is absent,
+// switched off (JITOPS_TORCH_EXTENSION=0) or not loadable (with a warning).
+void* torch_extension_capsule(const char* name);
 
 }  // namespace jitops

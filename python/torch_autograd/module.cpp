@@ -1,11 +1,15 @@
-// jitops._torch_autograd: the C++ autograd nodes, built only where PyTorch is
-// importable at build time (CMakeLists.txt). jitops._core finds the hook in the
-// capsule `hook` (python/bindings/fastcall.cpp) at the first call that needs
-// autograd; without this module those calls take jitops/_torch's Python path.
+// jitops._torch_autograd: jitops' bridge to PyTorch's C++ API, built only where
+// PyTorch is importable at build time (CMakeLists.txt). Two capsules, which
+// jitops._core loads when it first meets a PyTorch tensor
+// (python/bindings/torch_tensors.cpp): `hook`, the C++ autograd nodes for calls
+// that need autograd (nodes.h), and `native`, its per-call questions about
+// tensors answered without Python (torch_native.h). Without this module both
+// take the Python paths.
 #include <Python.h>
 #include <torch/csrc/Exceptions.h>
 
 #include "python/torch_autograd/calls.h"
+#include "python/torch_autograd/native_access.h"
 #include "python/torch_autograd/nodes.h"
 
 namespace {
@@ -44,6 +48,13 @@ PyMODINIT_FUNC PyInit__torch_autograd() {
                                  "jitops._torch_autograd.hook", nullptr);
   if (!hook || PyModule_AddObject(m, "hook", hook) < 0) {
     Py_XDECREF(hook);
+    Py_DECREF(m);
+    return nullptr;
+  }
+  PyObject* native = PyCapsule_New(const_cast<jitops::TorchNativeApi*>(jitops_autograd::native_api()),
+                                   "jitops._torch_autograd.native", nullptr);
+  if (!native || PyModule_AddObject(m, "native", native) < 0) {
+    Py_XDECREF(native);
     Py_DECREF(m);
     return nullptr;
   }
