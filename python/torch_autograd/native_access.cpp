@@ -7,7 +7,6 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/DynamicTypes.h>
-#include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/grad_mode.h>
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -69,6 +68,22 @@ int deterministic_mode() {
 
 void* current_stream(int device) { return c10::cuda::getCurrentCUDAStream(c10::DeviceIndex(device)).stream(); }
 
+// torch.OutOfMemoryError (its C++ handle is not exported by libtorch_python), or MemoryError.
+PyObject* out_of_memory_error() {
+  static PyObject* type = [] {
+    PyObject* torch = PyImport_ImportModule("torch");
+    PyObject* t = torch ? PyObject_GetAttrString(torch, "OutOfMemoryError") : nullptr;
+    Py_XDECREF(torch);
+    if (!t) {
+      PyErr_Clear();
+      t = PyExc_MemoryError;
+      Py_INCREF(t);
+    }
+    return t;
+  }();
+  return type;
+}
+
 PyObject* empty(const int64_t* shape, int ndim, PyObject* dtype, int device) {
   try {
     const auto scalar = reinterpret_cast<THPDtype*>(dtype)->scalar_type;
@@ -76,7 +91,7 @@ PyObject* empty(const int64_t* shape, int ndim, PyObject* dtype, int device) {
                              at::TensorOptions().dtype(scalar).device(at::Device(at::kCUDA, c10::DeviceIndex(device))));
     return THPVariable_Wrap(std::move(t));
   } catch (const c10::OutOfMemoryError& e) {  // torch.OutOfMemoryError, as torch.empty raises it
-    PyErr_SetString(THPException_OutOfMemoryError, e.what_without_backtrace());
+    PyErr_SetString(out_of_memory_error(), e.what_without_backtrace());
   } catch (const std::exception& e) {
     set_python_error(e);
   }
