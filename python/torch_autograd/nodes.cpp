@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
-#include <ATen/FuncTorchTLS.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -341,20 +340,27 @@ struct AddInPlace : Function<AddInPlace> {
 
 PyObject* not_taken() { return new_ref(Py_NotImplemented); }
 
-// Tracing (torch.compile) and functorch transforms keep the Python path, as gradients.functional does.
-bool eager_autograd() {
-  if (at::functorch::functorchTLSAccessor()) return false;
-  static PyObject* is_compiling = [] {
-    PyObject* m = PyImport_ImportModule("torch.compiler");
-    if (!m) throw_python_error();
-    PyObject* f = PyObject_GetAttrString(m, "is_compiling");
-    Py_DECREF(m);
-    if (!f) throw_python_error();
-    return f;
-  }();
-  PyRef r(PyObject_CallNoArgs(is_compiling));
+PyObject* python_function(const char* module, const char* name) {
+  PyObject* m = PyImport_ImportModule(module);
+  if (!m) throw_python_error();
+  PyObject* f = PyObject_GetAttrString(m, name);
+  Py_DECREF(m);
+  if (!f) throw_python_error();
+  return f;  // kept for the life of the process
+}
+
+bool python_true(PyObject* fn) {
+  PyRef r(PyObject_CallNoArgs(fn));
   if (!r.get()) throw_python_error();
-  return r.get() == Py_False;
+  return r.get() == Py_True;
+}
+
+// Tracing (torch.compile) and functorch transforms keep the Python path, as gradients.functional does. (The
+// functorch thread-local state outlives its transforms, so whether one is active is asked of PyTorch.)
+bool eager_autograd() {
+  static PyObject* is_compiling = python_function("torch.compiler", "is_compiling");
+  static PyObject* transforms_active = python_function("torch._C", "_are_functorch_transforms_active");
+  return !python_true(is_compiling) && !python_true(transforms_active);
 }
 
 bool all_absent(PyObject* const* p, int from, int to) {
