@@ -46,6 +46,17 @@ def _dtype_name(obj):
     return dtype if isinstance(dtype, str) else np.dtype(dtype).name
 
 
+def _bind_dtype(bound, ptype, pname, dtype):
+    """Checks array `pname`'s dtype against its parameter type: a fixed dtype, or a type name (T) that every
+    array declared with it shares (`bound`: type name -> dtype, filled by the first array)."""
+    if ptype in _DTYPE_NAMES:
+        if dtype != ptype:
+            raise TypeError(f"{pname}: expected dtype {ptype} (got {dtype})")
+    elif bound.setdefault(ptype, dtype) != dtype:
+        raise TypeError(f"{pname}: expected dtype {bound[ptype]} for type {ptype} like the earlier arrays "
+                        f"(got {dtype})")
+
+
 def _refuse_autograd(name, inputs):
     """No silent detachment: an input that requires grad, with grad mode on, is refused (as PyTorch refuses
     to differentiate an op without a formula) rather than given an output outside the graph."""
@@ -128,12 +139,7 @@ class ElementwiseKernel:
         for (ptype, pname), k in zip(params, key):
             if k is None or isinstance(k, tuple):
                 continue
-            if ptype in _DTYPE_NAMES:
-                if k != ptype:
-                    raise TypeError(f"{pname}: expected dtype {ptype} (got {k})")
-            elif bound.setdefault(ptype, k) != k:
-                raise TypeError(f"{pname}: expected dtype {bound[ptype]} for type {ptype} like the earlier arrays "
-                                f"(got {k})")
+            _bind_dtype(bound, ptype, pname, k)
         for (ptype, pname), k in zip(params, key):
             if isinstance(k, tuple) and ptype not in _DTYPE_NAMES:
                 bound.setdefault(ptype, k[1])

@@ -16,7 +16,8 @@ resolve from the inputs as in :class:`jitops.ElementwiseKernel`.
 import numpy as np
 
 from . import _config, _core, _host
-from .elementwise_kernel import _C_SPELLINGS, _DTYPE_NAMES, _IDENTIFIER, _dtype_name, _parse_params, _refuse_autograd
+from .elementwise_kernel import (_C_SPELLINGS, _DTYPE_NAMES, _IDENTIFIER, _bind_dtype, _dtype_name, _parse_params,
+                                 _refuse_autograd)
 from .errors import CompileError
 from .explain import KernelReport
 
@@ -94,12 +95,7 @@ class ReductionKernel:
             if _host.is_number(v) or v is None:
                 raise TypeError(f"{pname}: expected an array (got {type(v).__name__})")
             d = _dtype_name(v)
-            if ptype in _DTYPE_NAMES:
-                if d != ptype:
-                    raise TypeError(f"{pname}: expected dtype {ptype} (got {d})")
-            elif bound.setdefault(ptype, d) != d:
-                raise TypeError(f"{pname}: expected dtype {bound[ptype]} for type {ptype} like the earlier arrays "
-                                f"(got {d})")
+            _bind_dtype(bound, ptype, pname, d)
             dtypes.append(d)
         otype, oname = self.out_params[0]
         if otype in _DTYPE_NAMES:

@@ -2,7 +2,6 @@
 
 #include <torch/csrc/Exceptions.h>
 
-#include <vector>
 
 namespace jitops_autograd {
 
@@ -41,9 +40,9 @@ void throw_python_error() {
 }
 
 at::Tensor call_op(PyObject* fn, std::initializer_list<PyObject*> args, PyObject* kwnames) {
-  std::vector<PyObject*> argv(args);
+  // An initializer_list's elements are contiguous: no copy for the vectorcall.
   const Py_ssize_t keywords = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  PyRef result(PyObject_Vectorcall(fn, argv.data(), argv.size() - size_t(keywords), kwnames));
+  PyRef result(PyObject_Vectorcall(fn, const_cast<PyObject**>(args.begin()), args.size() - size_t(keywords), kwnames));
   if (!result.get()) throw_python_error();
   if (!THPVariable_Check(result.get())) {
     PyErr_Format(PyExc_TypeError, "jitops: an op in a backward pass returned %s, not a tensor",

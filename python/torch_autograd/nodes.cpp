@@ -293,12 +293,13 @@ at::Tensor padded_to(const at::Tensor& t, at::IntArrayRef shape) {
 struct AddInPlace : Function<AddInPlace> {
   static at::Tensor forward(AutogradContext* ctx, at::Tensor self, const at::Tensor& source, const at::Tensor& index,
                             PyObject* const* p, bool scatter, at::IValue alpha) {
-    std::vector<PyObject*> args = {p[0], p[1], p[2], p[3]};
+    // The op's own parameters as given: self, dim, index, source, [alpha], [deterministic=].
+    PyObject* args[6] = {p[0], p[1], p[2], p[3]};
+    size_t n = 4;
     PyObject* det = scatter ? p[4] : p[5];
-    if (!scatter && p[4]) args.push_back(p[4]);
-    if (det) args.push_back(det);
-    const Py_ssize_t n = Py_ssize_t(args.size()) - (det ? 1 : 0);
-    PyRef result(PyObject_Vectorcall(scatter ? core().scatter_add_ : core().index_add_, args.data(), size_t(n),
+    if (!scatter && p[4]) args[n++] = p[4];
+    if (det) args[n] = det;
+    PyRef result(PyObject_Vectorcall(scatter ? core().scatter_add_ : core().index_add_, args, n,
                                      det ? core().kw_deterministic : nullptr));
     if (!result.get()) throw_python_error();
     int64_t dim = 0;
