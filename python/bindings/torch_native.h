@@ -11,7 +11,7 @@
 
 namespace jitops {
 
-constexpr int kTorchNativeVersion = 1;
+constexpr int kTorchNativeVersion = 2;
 
 struct TorchNativeApi {
   int version;  // kTorchNativeVersion
@@ -23,6 +23,8 @@ struct TorchNativeApi {
   int (*device)(PyObject* tensor);
   void* (*data_ptr)(PyObject* tensor);  // nullptr: check PyErr_Occurred()
   bool (*requires_grad)(PyObject* tensor);
+  // Whether it carries a forward-mode AD tangent (a dual tensor, which need not require grad).
+  bool (*has_tangent)(PyObject* tensor);
   bool (*grad_enabled)();
   // 0 off, 1 on, 2 on with warn_only (torch.use_deterministic_algorithms).
   int (*deterministic_mode)();

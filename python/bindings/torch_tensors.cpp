@@ -24,6 +24,8 @@ struct TorchApi {
   PyObject* current_stream;  // torch._C._cuda_getCurrentRawStream
   PyObject* requires_grad;   // interned name
   PyObject* grad_enabled;    // torch._C.is_grad_enabled
+  PyObject* forward_ad;      // torch.autograd.forward_ad (its _current_level: -1 outside dual_level())
+  PyObject* current_level;   // interned name
   PyObject* increment_version;  // torch._C._increment_version
   PyObject* deterministic;      // torch._C._get_deterministic_algorithms
   PyObject* deterministic_warn_only;
@@ -53,6 +55,8 @@ TorchApi& api() {
     a->requires_grad = PyUnicode_InternFromString("requires_grad");
     py::object C = torch.attr("_C");
     a->grad_enabled = py::object(C.attr("is_grad_enabled")).release().ptr();
+    a->forward_ad = py::module_::import("torch.autograd.forward_ad").release().ptr();
+    a->current_level = PyUnicode_InternFromString("_current_level");
     a->increment_version = py::object(C.attr("_increment_version")).release().ptr();
     a->deterministic = py::object(C.attr("_get_deterministic_algorithms")).release().ptr();
     a->deterministic_warn_only = py::object(C.attr("_get_deterministic_algorithms_warn_only")).release().ptr();
@@ -154,6 +158,19 @@ bool grad_mode(const TorchApi& a) {
   if (a.native) return a.native->grad_enabled();
   return checked(PyObject_CallNoArgs(a.grad_enabled)).ptr() == Py_True;
 }
+
+// A dual tensor (forward-mode AD) needs PyTorch's dispatcher whatever the grad mode: its tangent must be
+// carried or refused, never dropped. Without the extension, every tensor counts inside dual_level().
+bool has_tangent(const TorchApi& a, PyObject* tensor) {
+  if (a.native) return a.native->has_tangent(tensor);
+  py::object level = checked(PyObject_GetAttr(a.forward_ad, a.current_level));
+  return PyLong_Check(level.ptr()) && PyLong_AsLong(level.ptr()) >= 0;
+}
+
+// requires_grad first; grad mode only for a tensor that requires grad.
+bool needs_autograd(const TorchApi& a, PyObject* tensor) {
+  return (requires_grad(a, tensor) && grad_mode(a)) || has_tangent(a, tensor);
+}
 }  // namespace
 
 void check_torch_route(PyObject* tensor) {
@@ -162,8 +179,7 @@ void check_torch_route(PyObject* tensor) {
   TorchApi& a = api();
   PyTypeObject* type = Py_TYPE(tensor);
   if (type != a.tensor_type && type != a.parameter_type) throw TorchDispatch();
-  // requires_grad first; grad mode only for a tensor that requires grad.
-  if (route == TorchRoute::Autograd && requires_grad(a, tensor) && grad_mode(a)) throw TorchDispatch();
+  if (route == TorchRoute::Autograd && needs_autograd(a, tensor)) throw TorchDispatch();
 }
 
 bool torch_dispatch_needed(PyObject* const* params, int count) {
@@ -176,7 +192,7 @@ bool torch_dispatch_needed(PyObject* const* params, int count) {
     if (!p || p == Py_None || PyLong_CheckExact(p) || PyFloat_CheckExact(p) || PyBool_Check(p)) continue;
     PyTypeObject* type = Py_TYPE(p);
     if (type == a->tensor_type || type == a->parameter_type) {
-      if (route == TorchRoute::Autograd && requires_grad(*a, p) && grad_mode(*a)) return true;
+      if (route == TorchRoute::Autograd && needs_autograd(*a, p)) return true;
     } else if (PyType_IsSubtype(type, a->tensor_type)) {
       return true;
     }
@@ -185,10 +201,7 @@ bool torch_dispatch_needed(PyObject* const* params, int count) {
   return false;
 }
 
-bool torch_needs_grad(PyObject* tensor) {
-  const TorchApi& a = api();
-  return requires_grad(a, tensor) && grad_mode(a);
-}
+bool torch_needs_grad(PyObject* tensor) { return needs_autograd(api(), tensor); }
 
 void torch_bump_version(PyObject* tensor) {
   const TorchApi& a = api();

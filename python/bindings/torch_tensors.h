@@ -58,8 +58,9 @@ void check_torch_route(PyObject* tensor);
 // tensor is met it answers no and leaves the checks to the operands.
 bool torch_dispatch_needed(PyObject* const* params, int count);
 
-// True when `tensor` requires grad and grad mode is on: a kernel with no
-// backward must refuse it rather than give an output outside the graph.
+// True when `tensor` requires grad and grad mode is on, or carries a
+// forward-mode tangent: a kernel with no derivative must refuse it rather
+// than give an output outside the graph.
 bool torch_needs_grad(PyObject* tensor);
 
 // Bumps a tensor's version counter (torch._C._increment_version), as every

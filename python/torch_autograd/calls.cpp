@@ -1,5 +1,6 @@
 #include "python/torch_autograd/calls.h"
 
+#include <ATen/core/grad_mode.h>
 #include <torch/csrc/Exceptions.h>
 
 
@@ -39,21 +40,42 @@ void throw_python_error() {
   throw err;
 }
 
-at::Tensor call_op(PyObject* fn, std::initializer_list<PyObject*> args, PyObject* kwnames) {
-  // An initializer_list's elements are contiguous: no copy for the vectorcall.
+namespace {
+
+PyObject* vectorcall(PyObject* fn, PyObject* const* args, size_t count, PyObject* kwnames) {
   const Py_ssize_t keywords = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  PyRef result(PyObject_Vectorcall(fn, const_cast<PyObject**>(args.begin()), args.size() - size_t(keywords), kwnames));
-  if (!result.get()) throw_python_error();
-  if (!THPVariable_Check(result.get())) {
-    PyErr_Format(PyExc_TypeError, "jitops: an op in a backward pass returned %s, not a tensor",
-                 Py_TYPE(result.get())->tp_name);
+  PyObject* result = PyObject_Vectorcall(fn, const_cast<PyObject**>(args), count - size_t(keywords), kwnames);
+  if (!result) throw_python_error();
+  if (!THPVariable_Check(result)) {
+    PyErr_Format(PyExc_TypeError, "jitops: an op called by an autograd node returned %s, not a tensor",
+                 Py_TYPE(result)->tp_name);
+    Py_DECREF(result);
     throw_python_error();
   }
-  return THPVariable_Unpack(result.get());
+  return result;
+}
+
+// `t` with no Python object tied to it when no graph is being recorded: a new TensorImpl over the same
+// storage, sharing the version counter (as detach() makes it).
+at::Tensor unowned(const at::Tensor& t) {
+  if (at::GradMode::is_enabled() || !t.defined()) return t;
+  c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  return at::Tensor(impl->shallow_copy_and_detach(impl->version_counter(), /*allow_tensor_metadata_change=*/true));
+}
+
+}  // namespace
+
+at::Tensor call_op(PyObject* fn, std::initializer_list<PyObject*> args, PyObject* kwnames) {
+  PyRef result(vectorcall(fn, args.begin(), args.size(), kwnames));
+  return unowned(THPVariable_Unpack(result.get()));
+}
+
+PyRef call_op_object(PyObject* fn, PyObject* const* args, size_t count, PyObject* kwnames) {
+  return PyRef(vectorcall(fn, args, count, kwnames));
 }
 
 PyRef wrap(const at::Tensor& t) {
-  PyRef r(THPVariable_Wrap(t));
+  PyRef r(THPVariable_Wrap(unowned(t)));
   if (!r.get()) throw_python_error();
   return r;
 }

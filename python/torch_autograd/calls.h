@@ -58,10 +58,29 @@ const CoreOps& core();
 // survives the autograd engine's thread hand-off).
 [[noreturn]] void throw_python_error();
 
-// fn(*args), the last `keywords` of them named by `kwnames`: the tensor it returns.
+// fn(*args), the last `keywords` of them named by `kwnames`: the tensor it
+// returns. With grad mode off (a backward pass, unless create_graph) that is an
+// alias with no Python object tied to it (see wrap); with it on, the op's own
+// tensor, its graph attached.
 at::Tensor call_op(PyObject* fn, std::initializer_list<PyObject*> args, PyObject* kwnames = nullptr);
 
-// A new reference to the Python object of `t` (THPVariable_Wrap).
+// fn(*args) for a node's forward: the Python object it returned (a tensor),
+// handed back to the caller as it is: the graph is attached to its tensor, and
+// no second Python object is made for it.
+// `count` arguments, the last of them named by `kwnames`.
+PyRef call_op_object(PyObject* fn, PyObject* const* args, size_t count, PyObject* kwnames = nullptr);
+inline PyRef call_op_object(PyObject* fn, std::initializer_list<PyObject*> args) {
+  // An initializer_list's elements are contiguous: no copy for the vectorcall.
+  return call_op_object(fn, args.begin(), args.size());
+}
+
+// A new reference to a Python object for `t`, to pass to an op. A tensor that
+// C++ still holds when Python lets go of its object keeps that object alive
+// from C++ (PyTorch's PyObject preservation); it is then released, under the
+// GIL, wherever the tensor dies: often on the autograd engine's device thread
+// after the caller's thread has the GIL back, one GIL hand-off per tensor.
+// With grad mode off the object is made for an alias over the same storage,
+// so it dies with the call; with it on, for `t` itself (its graph matters).
 PyRef wrap(const at::Tensor& t);
 PyRef py_int(int64_t v);
 PyRef py_ints(at::IntArrayRef v);  // a tuple of ints

@@ -58,6 +58,8 @@ void* data_ptr(PyObject* tensor) try {
 
 bool requires_grad(PyObject* tensor) { return THPVariable_Unpack(tensor).requires_grad(); }
 
+bool has_tangent(PyObject* tensor) { return THPVariable_Unpack(tensor)._fw_grad(/*level=*/0).defined(); }
+
 bool grad_enabled() { return at::GradMode::is_enabled(); }
 
 int deterministic_mode() {
@@ -109,7 +111,7 @@ bool bump_version(PyObject* tensor) {
 }
 
 const jitops::TorchNativeApi kApi = {
-    jitops::kTorchNativeVersion, describe, device, data_ptr, requires_grad, grad_enabled, deterministic_mode,
+    jitops::kTorchNativeVersion, describe, device, data_ptr, requires_grad, has_tangent, grad_enabled, deterministic_mode,
     current_stream, empty, bump_version,
 };
 

@@ -1,7 +1,7 @@
-// jitops' ops under autograd as C++ autograd nodes (torch::autograd::Function),
-// for the eager calls jitops._core hands over because a tensor requires grad:
-// the graph is built and walked without a Python frame, as for PyTorch's own
-// ops. The formulas are PyTorch's (derivatives.yaml), the same as
+// jitops' ops under autograd as C++ autograd nodes (torch::autograd::Node
+// subclasses, built as PyTorch's generated nodes are), for the eager calls
+// jitops._core hands over because a tensor requires grad: the graph is built
+// and walked without a Python frame, as for PyTorch's own ops. The formulas are PyTorch's (derivatives.yaml), the same as
 // jitops/_torch/gradients.py, whose Python path still takes every call these
 // nodes decline (tensor subclasses, tracing, functorch, out=, stream=, and the
 // ops not listed in nodes.cpp).

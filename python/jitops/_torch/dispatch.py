@@ -1,6 +1,6 @@
 """The calls jitops' C++ core hands to PyTorch's dispatcher (fastcall.h,
-TorchDispatch): a tensor argument requires grad with grad mode on, or is a
-tensor subclass (FakeTensor, FunctionalTensor). Each goes to jitops' custom
+TorchDispatch): a tensor argument requires grad with grad mode on, carries a
+forward-mode tangent, or is a tensor subclass (FakeTensor, FunctionalTensor). Each goes to jitops' custom
 op, whose autograd formula and fake implementation PyTorch then uses; an
 in-place op under autograd runs as gradients.InPlace.
 """
@@ -8,6 +8,7 @@ in-place op under autograd runs as gradients.InPlace.
 import inspect
 
 import torch
+import torch.autograd.forward_ad as _forward_ad
 
 from . import install
 from .gradients import functional as _functional
@@ -114,6 +115,17 @@ def _run(name, a):
     return with_out(result, a["out"])
 
 
+def _refuse_tangents(name, a):
+    """jitops has no forward-mode (jvp) formulas, and PyTorch's custom ops pass a dual tensor's tangent over
+    without a word: refuse it here rather than return a primal without its tangent."""
+    if _forward_ad._current_level < 0:
+        return
+    for k, v in a.items():
+        if torch.is_tensor(v) and _forward_ad.unpack_dual(v).tangent is not None:
+            raise NotImplementedError(f"jitops.{name}(): {k}: forward-mode AD (a dual tensor) is not supported; "
+                                      f"use reverse mode (backward, torch.autograd.grad) or the PyTorch op")
+
+
 def call(name, *args, **kwargs):
     """jitops.<name>(*args, **kwargs) on PyTorch tensors, through torch.ops.jitops."""
     install()
@@ -123,6 +135,7 @@ def call(name, *args, **kwargs):
     if binder is None:
         binder = _signatures[name] = _Binder(inspect.signature(OPS[name][0]))
     a = binder.bind(name, args, kwargs)
+    _refuse_tangents(name, a)
     out = a.get("out")
     if out is not None and _needs_grad(*a.values()):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "

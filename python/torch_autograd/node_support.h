@@ -1,0 +1,73 @@
+// What the autograd nodes (nodes.cpp) share: reading the op's Python
+// parameters, wiring a node into the graph as PyTorch's generated code does,
+// and the pieces their backward passes are made of.
+#pragma once
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "python/torch_autograd/calls.h"
+
+namespace jitops_autograd {
+
+// ---------------------------------------------------------------- the op's parameters (borrowed Python objects)
+
+inline bool absent(PyObject* p) { return p == nullptr || p == Py_None; }
+// A torch.Tensor itself, not a subclass (FakeTensor, Parameter's subclasses, ...): those keep the Python path.
+inline bool plain(PyObject* p) { return p != nullptr && THPVariable_CheckExact(p); }
+inline const at::Tensor& tensor(PyObject* p) { return THPVariable_Unpack(p); }
+inline PyObject* or_none(PyObject* p) { return p ? p : Py_None; }
+inline PyObject* new_ref(PyObject* p) {
+  Py_INCREF(p);
+  return p;
+}
+bool all_absent(PyObject* const* p, int from, int to);
+bool exact_int(PyObject* p, int64_t& out);
+// A Python number kept for the backward pass (int, float or bool as given).
+bool number_value(PyObject* p, at::IValue& out);
+PyRef py_number(const at::IValue& v);
+// scale_factor= as upsample's backward takes it: empty for None, else (h, w).
+bool scale_value(PyObject* p, std::vector<double>& out);
+PyRef py_scale(const std::vector<double>& scale);
+inline int64_t wrapped_dim(int64_t dim, int64_t ndim) { return dim < 0 ? dim + (ndim > 0 ? ndim : 1) : dim; }
+
+// ---------------------------------------------------------------- the graph, as PyTorch's generated code builds it
+
+// A node whose next edges are `inputs`' gradient edges (collect_next_edges).
+template <class NodeType, class... Inputs>
+std::shared_ptr<NodeType> new_node(const Inputs&... inputs) {
+  std::shared_ptr<NodeType> node(new NodeType(), torch::autograd::deleteNode);
+  node->set_next_edges(torch::autograd::collect_next_edges(inputs...));
+  return node;
+}
+
+// `out` made by `node` (set_history); an output of a dtype autograd does not
+// differentiate stays without a gradient, as PyTorch leaves it.
+void attach(const std::shared_ptr<torch::autograd::Node>& node, const at::Tensor& out);
+// `self`, written in place, now made by `node` (rebase_history; not a view).
+void rebase(const std::shared_ptr<torch::autograd::Node>& node, const at::Tensor& self);
+// Whether a tensor carries a forward-mode (dual) tangent: those calls keep the Python path.
+inline bool has_tangent(const at::Tensor& t) { return t._fw_grad(/*level=*/0).defined(); }
+
+// ---------------------------------------------------------------- backward pieces
+
+bool deterministic();
+// A gradient summed over the dims its input was broadcast along, in the input's dtype (PyTorch's sum_to).
+at::Tensor to_input(at::Tensor g, at::IntArrayRef shape, at::ScalarType dtype);
+// zeros(shape) with `src` added at `index` along `dim`: index_add_ (alpha 1) or scatter_add_.
+at::Tensor added_into_zeros(bool scatter, at::IntArrayRef shape, int64_t dim, const at::Tensor& index,
+                            const at::Tensor& src);
+// `t` as far as it reaches, padded with zeros to `shape` (scatter_add_'s src may be larger than its index).
+at::Tensor padded_to(const at::Tensor& t, at::IntArrayRef shape);
+// jitops' elementwise ops, under the GIL.
+at::Tensor jit_mul(const at::Tensor& a, PyObject* b);
+at::Tensor jit_mul(const at::Tensor& a, const at::Tensor& b);
+at::Tensor jit_div(const at::Tensor& a, PyObject* b);
+at::Tensor jit_div(const at::Tensor& a, const at::Tensor& b);
+at::Tensor jit_neg(const at::Tensor& a);
+
+}  // namespace jitops_autograd
