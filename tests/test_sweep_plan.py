@@ -118,3 +118,30 @@ def test_pytorch_references_run_for_small_cases_on_the_cpu():
         assert sweep.check(torch, case, built, result, result)[0], case.name
         ran.add(case.family)
     assert len(ran) >= 10
+
+
+def test_histc_counts_past_2_24_are_judged_by_pytorchs_own_binning():
+    """Where PyTorch's float32 counts pass 2^24 they stop being exact; the sweep then wants the exact count
+    of PyTorch's binning ((x - min) * bins / (max - min) in x's dtype), rounded to the counts' dtype, and
+    PyTorch's count bit for bit in every other bin."""
+    torch = pytest.importorskip("torch")
+    from types import SimpleNamespace
+
+    from jitops.bench import sweep
+
+    x = torch.randn(10000, generator=torch.Generator().manual_seed(3))
+    for lo, hi in ((0, 0), (-1, 2)):
+        exact = sweep._binned_counts(torch, x, 7, lo, hi)
+        assert int(exact.sum()) == int(((x >= (x.min() if lo == hi else lo)) & (x <= (x.max() if lo == hi else hi))).sum())
+        case = SimpleNamespace(args=(None, 7, lo, hi))
+        built = SimpleNamespace(values={"x": x})
+        ours = exact.float()
+        theirs = ours.clone()
+        theirs[3] = 2.0 ** 24 + 8  # a saturated bin of PyTorch's, which ours need not equal
+        assert sweep._same_counts(torch, case, built, ours, theirs) == (True, "")
+        wrong = ours.clone()
+        wrong[3] += 1
+        assert not sweep._same_counts(torch, case, built, wrong, theirs)[0]
+        wrong = ours.clone()
+        wrong[0] += 1  # an unsaturated bin must be PyTorch's exactly
+        assert not sweep._same_counts(torch, case, built, wrong, theirs)[0]
