@@ -56,9 +56,9 @@ void* array_pointer(PyObject* obj, ArrayKind kind, int i, int* device) {
   switch (kind) {
     case ArrayKind::Torch:
       if (torch_needs_grad(obj))
-        throw std::runtime_error(arg_name(i) + ": a raw kernel has no backward, and this tensor requires grad (or carries a "
-                                 "forward-mode tangent): pass "
-                                 "x.detach(), or call it under torch.no_grad(), if no gradient should flow");
+        throw std::runtime_error(arg_name(i) + ": a raw kernel has no backward, and this tensor requires grad (or "
+                                 "carries a forward-mode tangent): pass x.detach(), or call it under "
+                                 "torch.no_grad(), if no gradient should flow");
       *device = torch_device(obj);
       if (*device < 0) throw HostOperands();
       return torch_data_ptr(obj);

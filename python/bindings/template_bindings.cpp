@@ -165,8 +165,8 @@ py::object template_launch_body(PyObject* const* p) {
       args[i].array = &call[size_t(slot[i])];
       if (call.kind(size_t(slot[i])) == ArrayKind::Torch && torch_needs_grad(v))
         throw std::runtime_error(t.sig.args[i].name + ": " + t.sig.kernel + " has no backward, and this tensor "
-                                 "requires grad (or carries a forward-mode tangent): pass x.detach(), or call it under torch.no_grad(), if no gradient "
-                                 "should flow");
+                                 "requires grad (or carries a forward-mode tangent): pass x.detach(), or call "
+                                 "it under torch.no_grad(), if no gradient should flow");
     } else {
       args[i].number_type = number_type(v);
     }

@@ -82,24 +82,11 @@ PyObject* index_select(PyObject* const* p, bool gather) {
 
 // ---------------------------------------------------------------------------- upsample_nearest2d and its backward
 
-struct UpsampleBackward : Node {
-  std::vector<int64_t> input_size;
-  std::vector<double> scale;
-
-  variable_list apply(variable_list&& grads) override {
-    variable_list out(1);
-    if (!grads[0].defined() || !task_should_compute_output(0)) return out;
-    pybind11::gil_scoped_acquire gil;
-    PyRef g = wrap(grads[0]), size = py_ints(input_size), s = py_scale(scale);
-    out[0] = call_op(core().upsample_nearest2d_backward, {g.get(), size.get(), s.get()});
-    return out;
-  }
-  std::string name() const override { return "jitops::UpsampleNearest2DBackward"; }
-};
-
-// The gradient of upsample's backward is the forward, with the same mapping of rows and columns.
-struct UpsampleBackwardBackward : Node {
-  std::vector<int64_t> output_hw;
+// Upsample's gradient is its backward (to the input's size), and the backward's gradient is the forward (to
+// the output's rows and columns, or by the same scale): one mapping of rows and columns either way.
+struct UpsampleNode : Node {
+  bool of_backward = false;   // the node of upsample_nearest2d_backward
+  std::vector<int64_t> size;  // the input's shape; of the backward, the output's (h, w)
   std::vector<double> scale;
 
   variable_list apply(variable_list&& grads) override {
@@ -107,11 +94,14 @@ struct UpsampleBackwardBackward : Node {
     if (!grads[0].defined() || !task_should_compute_output(0)) return out;
     pybind11::gil_scoped_acquire gil;
     PyRef g = wrap(grads[0]), s = py_scale(scale);
-    PyRef size = scale.empty() ? py_ints(output_hw) : PyRef(new_ref(Py_None));
-    out[0] = call_op(core().upsample_nearest2d, {g.get(), size.get(), s.get()});
+    PyRef sz = of_backward && !scale.empty() ? PyRef(new_ref(Py_None)) : py_ints(size);
+    out[0] = call_op(of_backward ? core().upsample_nearest2d : core().upsample_nearest2d_backward,
+                     {g.get(), sz.get(), s.get()});
     return out;
   }
-  std::string name() const override { return "jitops::UpsampleNearest2DBackwardBackward"; }
+  std::string name() const override {
+    return of_backward ? "jitops::UpsampleNearest2DBackwardBackward" : "jitops::UpsampleNearest2DBackward";
+  }
 };
 
 PyObject* upsample(PyObject* const* p, bool backward) {
@@ -121,15 +111,11 @@ PyObject* upsample(PyObject* const* p, bool backward) {
   if (!plain(p[0]) || !scale_value(p[2], scale) || !all_absent(p, 3, 6)) return not_taken();
   const at::Tensor& x = tensor(p[0]);
   if (!compute_requires_grad(x) || has_tangent(x)) return not_taken();
-  if (!backward) {
-    auto node = new_node<UpsampleBackward>(x);
-    node->input_size = x.sizes().vec();
-    node->scale = std::move(scale);
-    return run_forward(node, core().upsample_nearest2d, {p[0], or_none(p[1]), or_none(p[2])});
-  }
-  auto node = new_node<UpsampleBackwardBackward>(x);
-  node->output_hw = x.sizes().slice(2).vec();
+  auto node = new_node<UpsampleNode>(x);
+  node->of_backward = backward;
+  node->size = backward ? x.sizes().slice(2).vec() : x.sizes().vec();
   node->scale = std::move(scale);
+  if (!backward) return run_forward(node, core().upsample_nearest2d, {p[0], or_none(p[1]), or_none(p[2])});
   return run_forward(node, core().upsample_nearest2d_backward, {p[0], p[1], or_none(p[2])});
 }
 
@@ -345,7 +331,8 @@ PyObject* python_module(const char* name) {
 // transforms, so its existence is not the question), without a Python call.
 bool eager_autograd() {
   static PyObject* compiler = python_module("torch.compiler");
-  PyRef compiling(PyObject_GetAttrString(compiler, "_is_compiling_flag"));
+  static PyObject* flag = PyUnicode_InternFromString("_is_compiling_flag");
+  PyRef compiling(PyObject_GetAttr(compiler, flag));
   if (!compiling.get()) throw_python_error();
   if (compiling.get() == Py_True) return false;
   const c10::DispatchKeySet included = c10::impl::tls_local_dispatch_key_set().included_;

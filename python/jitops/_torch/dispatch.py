@@ -1,7 +1,7 @@
 """The calls jitops' C++ core hands to PyTorch's dispatcher (fastcall.h,
 TorchDispatch): a tensor argument requires grad with grad mode on, carries a
-forward-mode tangent, or is a tensor subclass (FakeTensor, FunctionalTensor). Each goes to jitops' custom
-op, whose autograd formula and fake implementation PyTorch then uses; an
+forward-mode tangent, or is a tensor subclass (FakeTensor, FunctionalTensor).
+Each goes to jitops' custom op, whose autograd formula and fake implementation PyTorch then uses; an
 in-place op under autograd runs as gradients.InPlace.
 """
 
