@@ -3,7 +3,7 @@
 #   bash benchmarks/gpu_run.sh tests sweep:11 sweep:12 bench
 # Steps: tests (the GPU suite, -n 8, timed), sweep:SEED (10 cases a family), bench (the public table,
 # training and per-call tables), benchf:FILTER (cases matching FILTER, per-call tables, no training),
-# pytest:ARGS (any pytest selection, e.g. pytest:tests/test_x.py).
+# sweepf:SEED:FILTER (one seed's cases matching FILTER), pytest:ARGS (any pytest selection).
 # Each step has its own time limit so the call ends inside the device's 10 minutes with its logs.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -29,6 +29,11 @@ for step in "$@"; do
       timeout 300 python3 -m jitops bench --sweep --seed "$seed" --cases 10 --reps 50 \
         --out "$OUT/sweep$seed.json" --markdown "$OUT/sweep$seed.md" >"$OUT/sweep$seed.log" 2>&1; rc=$?
       grep -E "^\| (all|family)" "$OUT/sweep$seed.md" ;;
+    sweepf:*)  # sweepf:SEED:FILTER: that seed's cases whose name holds FILTER
+      rest=${step#sweepf:}; seed=${rest%%:*}; filter=${rest#*:}
+      timeout 300 python3 -m jitops bench --sweep --seed "$seed" --cases 10 --reps 50 --filter "$filter" \
+        --out "$OUT/sweepf$seed.json" --markdown "$OUT/sweepf$seed.md" >"$OUT/sweepf$seed.log" 2>&1; rc=$?
+      grep -E "^\| (all|family)" "$OUT/sweepf$seed.md"; grep -E "^\| $filter" "$OUT/sweepf$seed.md" | head -12 ;;
     benchf:*)  # the bench's cases whose name holds FILTER, with the per-call tables, no training steps
       timeout 300 python3 -m jitops bench --filter "${step#benchf:}" --no-training --out "$OUT/benchf.json" \
         --markdown "$OUT/benchf.md" >"$OUT/benchf.log" 2>&1; rc=$?

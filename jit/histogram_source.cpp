@@ -18,14 +18,20 @@ std::string histogram_body(const KernelSpec& s) {
   const auto& f = s.fields;
   const std::string dims = std::to_string(f[F::kDims]), vec = std::to_string(f[F::kVec]);
   const std::string x = type_of(f[F::kDType]);
-  std::string call;
+  std::string call, bounds;
   if (f[F::kKind] == kHistogramRange)
     call = "jitops::histogram_range<" + x + ", " + vec + ">(p);";
-  else
+  else if (f[F::kKind] == kHistogramCount)
     call = "jitops::histogram_count<" + x + ", " + type_of(f[F::kOutDType]) + ", " + vec + ">(p);";
+  else
+    call = "jitops::histogram_cluster<" + x + ", " + type_of(f[F::kOutDType]) + ", " + vec + ">(p);";
+  if (f[F::kKind] == kHistogramCluster)  // the cluster's shape is the kernel's own: launched as a plain grid
+    bounds = "__cluster_dims__(" + std::to_string(kHistogramClusterBlocks) + ", 1, 1) __launch_bounds__(" +
+             std::to_string(f[F::kMaxThreads]) + ", 1)";
+  else
+    bounds = "__launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ", " + std::to_string(kHistogramBlocksPerSm) + ")";
   return "#include \"histogram.cuh\"\n\n"
-         "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ", " +
-         std::to_string(kHistogramBlocksPerSm) + ")\n"
+         "extern \"C\" __global__ void " + bounds + "\n"
          "jitops_kernel(const jitops::HistogramParams<" + dims + "> p) {\n  " + call + "\n}\n";
 }
 

@@ -8,7 +8,12 @@ namespace jitops {
 // for two batches of loads in flight: the grid is this many blocks per SM).
 constexpr int kHistogramBlocksPerSm = 4;
 
-enum HistogramKind : int { kHistogramRange = 0, kHistogramCount = 1 };
+// Blocks of the cluster kernel (sm_90 and newer): the portable cluster size,
+// each block of kHistogramClusterThreads threads on its own SM.
+constexpr int kHistogramClusterBlocks = 8;
+constexpr int kHistogramClusterThreads = 1024;
+
+enum HistogramKind : int { kHistogramRange = 0, kHistogramCount = 1, kHistogramCluster = 2 };
 
 struct HistogramSpecFields {
   enum : int {

@@ -214,3 +214,24 @@ def test_values_at_bin_edges(dtype, bins, lo, hi):
         np.testing.assert_array_equal(out.cpu().numpy(), expected, err_msg=str(kwargs or "auto range"))
         if dtype == "float32" and kwargs:  # torch.histc refuses the NaN in an auto range
             np.testing.assert_array_equal(out.cpu().numpy(), torch.histc(x, bins, **kwargs).cpu().numpy())
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+@pytest.mark.parametrize("layout,n", [("contiguous", "limit"), ("contiguous", "past"), ("strided", 32768),
+                                      ("strided", 32769)])
+def test_explicit_range_at_the_one_cluster_limits(dtype, layout, n):
+    """On sm_90, an explicit range over up to 1 MiB of a dense x (or 32768
+    strided values) is one cluster launch that writes the output itself;
+    one value more takes the count kernel. Both sides of each limit, into a
+    strided out."""
+    itemsize = np.dtype(dtype).itemsize if dtype != "bfloat16" else 2
+    if layout == "contiguous":
+        n = (1 << 20) // itemsize + (1 if n == "past" else 0)
+    x = make_x(dtype, n, layout, zlib.crc32(f"cluster{dtype}{layout}{n}".encode()))
+    for bins, lo, hi in ((1, -1.5, 2.25), (37, -50, 60), (2201, -1.5, 2.25)):
+        expected = reference(x, bins, in_x_type(x, lo), in_x_type(x, hi))
+        buffer = poisoned_like(torch, (bins, 2), torch.int64, DEVICE)
+        out = buffer[:, 1]
+        jitops.histc(x, bins, min=lo, max=hi, out=out, counts_dtype="int64")
+        np.testing.assert_array_equal(out.cpu().numpy(), expected, err_msg=f"bins {bins}")
+        assert torch.equal(buffer[:, 0], poisoned_like(torch, (bins, 2), torch.int64, DEVICE)[:, 0])

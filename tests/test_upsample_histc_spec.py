@@ -70,6 +70,30 @@ def test_histc_bins_past_shared_memory_count_in_global_memory(fresh_cache):
     assert one_copy["shared_bytes_dynamic"] == 50001 * 4  # past 48 KiB: opted in
 
 
+def test_histc_small_explicit_range_is_one_cluster_launch_on_sm90(fresh_cache):
+    """sm_90: up to 1 MiB of a dense x (or 32768 strided values) is counted by
+    one cluster of 8 blocks that writes the output itself; sm_80 has no
+    clusters and keeps one block (tiny x) or the count kernel."""
+    (k,) = explain("histc", V([65536], "float32"), 2201, -1, 2)
+    assert k["spec"]["kind"] == 2 and tuple(k["grid"]) == (8, 1, 1) and tuple(k["block"]) == (1024, 1, 1)
+    assert "__cluster_dims__(8, 1, 1)" in k["source"] and "cluster" in k["regime"]
+    assert "histogram_cluster<float, float, 4>" in k["source"]  # x's type, the counts' type, float4 loads
+    # One column of 2202 counters (8192 values a block fill less than two), then the folded row.
+    assert k["shared_bytes_dynamic"] == (2202 + 2201) * 4
+    assert "mapa.shared::cluster" in k["ptx"]
+    (k,) = explain("histc", V([65536], "uint8"), 10, 0, 9, counts_dtype="int64")
+    assert "histogram_cluster<unsigned char, long long, 16>" in k["source"]
+    (k,) = explain("histc", V([27963], "float32", strides=[2]), 11, 0, 1)  # strided
+    assert k["spec"]["kind"] == 2 and k["spec"]["dims"] == 1
+    (k,) = explain("histc", V([1 << 18], "float32"), 100, -3, 3)
+    assert k["spec"]["kind"] == 2 and k["shared_bytes_dynamic"] == (32 * 101 + 100) * 4
+    assert explain("histc", V([(1 << 18) + 1], "float32"), 100, -3, 3)[-1]["spec"]["kind"] == 1
+    assert explain("histc", V([32769], "float32", strides=[2]), 100, -3, 3)[-1]["spec"]["kind"] == 1
+    assert [k["spec"]["kind"] for k in explain("histc", V([1000], "float32"))] == [0, 1]  # automatic range
+    (old,) = jitops.explain("histc", V([65536], "float32"), 2201, -1, 2, arch="sm_80")
+    assert old["spec"]["kind"] == 1 and "cluster" not in old["source"]
+
+
 @pytest.mark.parametrize("kwargs,error,match", [
     (dict(bins=0), ValueError, "bins: expected a positive number of bins"),
     (dict(bins=10, min=3, max=1), ValueError, "max: expected max >= min"),

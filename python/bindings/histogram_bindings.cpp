@@ -74,12 +74,13 @@ py::object histc_body(PyObject* const* a) {
   const int explain_arch = explain_arg(a[7]);
   const DeviceInfo device = planning_device(call, explain_arch);
   std::unique_ptr<StreamScratch> scratch;
-  unsigned long long* words = reinterpret_cast<unsigned long long*>(uintptr_t(256));  // planned, never launched
-  if (explain_arch < 0) {
+  // Explained or launched in one (single block or cluster) that reads no scratch: a placeholder.
+  unsigned long long* words = reinterpret_cast<unsigned long long*>(uintptr_t(256));
+  const bool one_launch = histc_single_block(x, r, device) || histc_in_one_cluster(x, r, device);
+  if (explain_arch < 0 && !one_launch) {
     // 32-bit words; with an automatic range nothing is zeroed here (no memset launch).
-    const bool single = histc_single_block(x, r, device);
     scratch = std::make_unique<StreamScratch>(call, histc_scratch_words(r.bins) * 2, 0u,
-                                              single ? 0 : histc_zeroed_words(r.bins, histc_range_is_automatic(x, r)) * 2);
+                                              histc_zeroed_words(r.bins, histc_range_is_automatic(x, r)) * 2);
     words = scratch->keys();
   }
   std::vector<LaunchPlan> plans;

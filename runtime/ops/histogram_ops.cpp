@@ -19,6 +19,15 @@ constexpr int kThreads = 256;
 // launch and the last-block hand-off that several blocks need.
 constexpr int64_t kSingleBlockValues = 32768;
 constexpr int64_t kStaticSharedReserve = 64;  // the count kernel's own __shared__
+// One cluster (sm_90) reads up to 1 MiB of a dense x with its 8 blocks' loads
+// in flight at once (8 packs of 16 bytes a thread); a strided x is read one
+// element at a time, so at most 4 values a thread.
+constexpr int64_t kClusterDenseBytes = int64_t(1) << 20;
+constexpr int64_t kClusterStridedValues = 4 * kHistogramClusterBlocks * kHistogramClusterThreads;
+
+// The cluster kernel's dynamic shared memory: `copies` columns of bins + 1
+// counters (a spare row for values outside), then one folded row of bins.
+int64_t cluster_shared_bytes(int64_t bins, int copies) { return (int64_t(copies) * (bins + 1) + bins) * 4; }
 std::atomic<int> g_strategy{0};
 
 // x's explicit range as x's type holds it: floats round to nearest, integers
@@ -95,7 +104,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     k.family = KernelFamily::Histogram;
     k.fields[F::kKind] = kind;
     k.fields[F::kDType] = int(x.dtype);
-    k.fields[F::kOutDType] = kind == kHistogramCount ? int(out.dtype) : 0;
+    k.fields[F::kOutDType] = kind == kHistogramRange ? 0 : int(out.dtype);  // the kernels that write the counts
     k.fields[F::kVec] = vec;
     k.fields[F::kDims] = Dims;
     k.fields[F::kMaxThreads] = kThreads;
@@ -137,6 +146,24 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     p.hi = hi;
     p.ilo = int64_t(lo);
     p.ihi = int64_t(hi);
+  }
+  if (histc_in_one_cluster(x, r, device)) {
+    LaunchPlan& plan = plans.emplace_back();
+    plan.spec = spec(kHistogramCluster);
+    plan.spec.fields[F::kMaxThreads] = kHistogramClusterThreads;
+    plan.block[0] = kHistogramClusterThreads;
+    plan.grid[0] = kHistogramClusterBlocks;
+    // Columns while they fit and each block's share of the values fills half of them.
+    const int64_t per_block = n / kHistogramClusterBlocks;
+    int copies = 1;
+    while (copies < 32 && cluster_shared_bytes(r.bins, copies * 2) + kStaticSharedReserve <= device.shared_per_block_optin &&
+           int64_t(copies) * 2 * (r.bins + 1) <= per_block / 2)
+      copies *= 2;
+    p.copies = copies;
+    plan.shared_bytes = unsigned(cluster_shared_bytes(r.bins, copies));
+    plan.regime = "count: one cluster of 8 blocks, straight to the output";
+    plan.set_params(p);
+    return;
   }
   // Shared-memory counters, one column per lane while a full SM's worth of
   // blocks still fits (fewer columns for more bins), at least one up to the
@@ -207,6 +234,14 @@ bool histc_single_block(const TensorDesc& x, const HistcRequest& r, const Device
   return !histc_range_is_automatic(x, r) && x.numel() <= kSingleBlockValues && x.is_contiguous() &&
          (x.element_bytes() <= 4 || x.numel() <= 8192) &&
          (r.bins + 1) * 4 + kStaticSharedReserve <= device.shared_per_block_optin && g_strategy != 2;
+}
+
+bool histc_in_one_cluster(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device) {
+  // sm_90's thread-block clusters; an explicit range (an automatic one needs an exchange more, NOTES 29).
+  if (device.arch() < 90 || histc_range_is_automatic(x, r) || g_strategy == 2) return false;
+  if (x.is_contiguous() ? x.numel() * x.element_bytes() > kClusterDenseBytes : x.numel() > kClusterStridedValues)
+    return false;
+  return cluster_shared_bytes(r.bins, 1) + kStaticSharedReserve <= device.shared_per_block_optin;
 }
 
 size_t histc_zeroed_words(int64_t bins, bool automatic) {

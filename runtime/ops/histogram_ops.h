@@ -36,10 +36,16 @@ size_t histc_zeroed_words(int64_t bins, bool automatic);
 // before the launch and it is the only one.
 bool histc_single_block(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device);
 
+// True when one cluster of blocks (sm_90 and newer) counts x and writes the
+// output itself: an explicit range, a small x, a row of bins per block that
+// fits in shared memory. Then, as for a single block, no scratch.
+bool histc_in_one_cluster(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device);
+
 // Strategy override for measurement: 0 heuristic, 1 shared memory, 2 global.
 void set_histogram_strategy(int strategy);
 
-// Appends the launches: range (when automatic), then count.
+// Appends the launches: range (when automatic), then count; or the one
+// launch of a single block or cluster.
 void plan_histc(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r, unsigned long long* scratch,
                 const DeviceInfo& device, IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans);
 

@@ -1,0 +1,38 @@
+"""Where a tiny forward-plus-backward call's host time goes, jitops' C++ autograd nodes beside PyTorch's
+(issue 19 item 5): torch.profiler's CPU events (the engine's evaluate_function per node, the ops inside
+it) over a loop of each side, and the loop's wall time per call, sides alternated."""
+
+import statistics
+import sys
+
+import torch
+from probe_timing import host_loop_us
+
+import jitops
+
+x = torch.randn(64, 16, device="cuda", requires_grad=True)
+y = torch.randn(64, 16, device="cuda", requires_grad=True)
+gidx = torch.randint(0, 16, (64, 4), device="cuda")
+cases = {
+    "mul": (lambda: jitops.mul(x, y).sum().backward(), lambda: torch.mul(x, y).sum().backward()),
+    "gather": (lambda: jitops.gather(x, 1, gidx).sum().backward(), lambda: torch.gather(x, 1, gidx).sum().backward()),
+    "mul grad only": (lambda: torch.autograd.grad(jitops.mul(x, y).sum(), [x, y]),
+                      lambda: torch.autograd.grad(torch.mul(x, y).sum(), [x, y])),
+}
+which = sys.argv[1:] or list(cases)
+for name in which:
+    ours, theirs = cases[name]
+    for fn in (ours, theirs):
+        host_loop_us(fn, 200)
+    o, t = [], []
+    for _ in range(7):
+        o.append(host_loop_us(ours, 400))
+        t.append(host_loop_us(theirs, 400))
+    print(f"{name}: jitops {statistics.median(o):.2f} us, PyTorch {statistics.median(t):.2f} us a call", flush=True)
+    for label, fn in (("jitops", ours), ("PyTorch", theirs)):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            for _ in range(200):
+                fn()
+            torch.cuda.synchronize()
+        print(f"--- {name}, {label}: CPU events over 200 calls (us totals)")
+        print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=18, max_name_column_width=60))
