@@ -71,6 +71,17 @@ def _cases(dtype):
         "maximum": (lambda x, y: jitops.maximum(x, y), torch.maximum,
                     lambda: (rand(4, 5, dtype=dtype), rand(4, 5, dtype=dtype, seed=1))),
         "sub_number_first": (lambda x: jitops.sub(2.0, x), lambda x: 2.0 - x, lambda: (rand(4, 5, dtype=dtype),)),
+        "mul_number": (lambda x: jitops.mul(x, -2.5), lambda x: x * -2.5, lambda: (rand(4, 5, dtype=dtype),)),
+        "div_number_first": (lambda x: jitops.div(3, x), lambda x: 3 / x,
+                             lambda: (rand(4, 5, dtype=dtype, positive=True),)),
+        "mul_mixed_dtypes": (  # float16 / bfloat16 with float32 (gradcheck's float64 stays float64)
+            lambda x, y: jitops.mul(x, y), torch.mul,
+            lambda: (rand(3, 4, dtype=dtype), rand(3, 4, dtype=torch.float64 if dtype == torch.float64 else torch.float32,
+                                                    seed=1))),
+        "mul_channels_last": (
+            lambda x, y: jitops.mul(x, y), torch.mul,
+            lambda: tuple(rand(2, 3, 4, 5, dtype=dtype, seed=s).detach().to(memory_format=torch.channels_last)
+                          .requires_grad_() for s in (0, 1))),
         "index_add_": (lambda s, src: jitops.index_add_(s.clone(), 0, idx, src, alpha=0.5),
                        lambda s, src: s.clone().index_add_(0, idx, src, alpha=0.5),
                        lambda: (rand(5, 3, dtype=dtype), rand(5, 3, dtype=dtype, seed=1))),
@@ -92,7 +103,7 @@ def _cases(dtype):
 
 
 CASES = ["index_select", "take", "gather", "upsample", "upsample_channels_last", "mul_broadcast", "div", "maximum",
-         "sub_number_first", "index_add_", "index_copy_", "index_fill_", "scatter_add_"] + [
+         "sub_number_first", "mul_number", "div_number_first", "mul_mixed_dtypes", "mul_channels_last", "index_add_", "index_copy_", "index_fill_", "scatter_add_"] + [
     f"scatter_reduce_{r}_{i}" for r in ("sum", "mean", "prod", "amax", "amin") for i in (True, False)]
 
 
@@ -110,6 +121,7 @@ def test_gradients_match_pytorch(case, dtype, autograd_path):
     expected.backward(upstream)
     for a, b in zip(inputs, twins):
         torch.testing.assert_close(a.grad, b.grad, rtol=4 * RTOL[dtype], atol=4 * RTOL[dtype])
+        assert a.grad.stride() == b.grad.stride()  # laid out as PyTorch lays its gradient out
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -363,6 +375,39 @@ def test_only_the_gradients_asked_for_are_computed(autograd_path):
     s, src = rand(5, 3), rand(2, 3, seed=2)
     (gsrc,) = torch.autograd.grad(jitops.index_add_(s * 1, 0, index([4, 1]), src, alpha=2).sum(), src)
     torch.testing.assert_close(gsrc, torch.full((2, 3), 2.0, device=DEVICE))
+
+
+def test_backward_products_take_the_native_entry_and_pending_errors_still_raise():
+    """With no graph recorded, the C++ nodes' products (mul's, div's, a number's) run through _core's native
+    entry, no Python object made; with create_graph they go through the Python ops (recorded again); an index
+    error a kernel recorded before the backward is raised by it, as on the Python path."""
+    previous, checks = _core._set_cpp_autograd(True), _core.index_checks()
+    try:
+        if not _core._cpp_autograd_active():
+            pytest.skip("jitops._torch_autograd was not built")
+        x, y = rand(2, 3, 4, 5).detach().to(memory_format=torch.channels_last).requires_grad_(), rand(3, 1, 1, seed=1)
+        upstream = torch.randn(2, 3, 4, 5, device=DEVICE).to(memory_format=torch.channels_last)
+        before = _core._native_launches()
+        gx, gy = torch.autograd.grad(jitops.mul(x, y), [x, y], upstream)
+        assert _core._native_launches() - before == 2
+        tx, ty = torch.autograd.grad(torch.mul(x, y), [x, y], upstream)
+        torch.testing.assert_close(gx, tx)
+        torch.testing.assert_close(gy, ty)
+        assert gx.stride() == tx.stride()  # channels-last, as PyTorch's product is
+        before = _core._native_launches()
+        (gx,) = torch.autograd.grad(jitops.mul(x, y).sum(), x, create_graph=True)
+        assert _core._native_launches() == before and gx.requires_grad  # g * y, recorded: y requires grad
+        torch.testing.assert_close(gx, y.detach().expand_as(x))
+        loss = jitops.mul(x, 3.0).sum()
+        jitops.set_index_checks("async")
+        jitops.gather(torch.randn(4, 4, device=DEVICE), 1, index([[0, 9]] * 4))  # recorded, not yet raised
+        torch.cuda.synchronize()
+        with pytest.raises(IndexError, match="gather"):
+            loss.backward()
+        assert torch.isfinite(jitops.mul(x, y)).all()  # the context works on
+    finally:
+        _core._set_cpp_autograd(previous)
+        jitops.set_index_checks(checks)
 
 
 _DUAL_CALLS = {

@@ -34,6 +34,7 @@ void bind_tuning(py::module_& m);
 void bind_raw_kernels(py::module_& m);
 void bind_templates(py::module_& m);
 void bind_reductions(py::module_& m);
+void bind_core_native(py::module_& m);
 }
 
 using namespace jitops;
@@ -52,6 +53,7 @@ PYBIND11_MODULE(_core, m) {
   bind_raw_kernels(m);
   bind_templates(m);
   bind_reductions(m);
+  bind_core_native(m);
 
   m.def(
       "cache_directory_trust",

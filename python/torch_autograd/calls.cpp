@@ -28,6 +28,9 @@ const CoreOps& core() {
     o.mul = get("mul");
     o.div = get("div");
     o.kw_deterministic = Py_BuildValue("(s)", "deterministic");
+    auto* native = static_cast<const jitops::CoreNativeApi*>(PyCapsule_Import("jitops._core._native_ops", 0));
+    if (!native) throw_python_error();
+    o.native = native->version == jitops::kCoreNativeVersion ? native : nullptr;
     Py_DECREF(m);
     return o;
   }();

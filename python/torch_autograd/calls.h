@@ -8,6 +8,8 @@
 
 #include <initializer_list>
 
+#include "python/bindings/core_native.h"
+
 namespace jitops_autograd {
 
 // An owned reference (nullptr allowed).
@@ -51,6 +53,7 @@ struct CoreOps {
   PyObject* mul;
   PyObject* div;
   PyObject* kw_deterministic;  // ("deterministic",)
+  const jitops::CoreNativeApi* native;  // _core._native_ops, or nullptr when its version differs
 };
 const CoreOps& core();
 

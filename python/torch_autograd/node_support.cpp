@@ -1,8 +1,14 @@
 #include "python/torch_autograd/node_support.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/core/grad_mode.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/utils/pybind.h>
+
+#include <stdexcept>
+
+#include "python/bindings/core_native.h"
 
 namespace jitops_autograd {
 
@@ -109,16 +115,83 @@ at::Tensor padded_to(const at::Tensor& t, at::IntArrayRef shape) {
   return out;
 }
 
-at::Tensor jit_mul(const at::Tensor& a, PyObject* b) {
-  PyRef pa = wrap(a);
-  return call_op(core().mul, {pa.get(), b});
+namespace {
+
+// PyTorch's ScalarType -> jitops' DType for the floating dtypes a backward's products take natively.
+bool native_dtype(at::ScalarType t, jitops::DType& out) {
+  switch (t) {
+    case at::kHalf: out = jitops::DType::Float16; return true;
+    case at::kBFloat16: out = jitops::DType::BFloat16; return true;
+    case at::kFloat: out = jitops::DType::Float32; return true;
+    case at::kDouble: out = jitops::DType::Float64; return true;
+    default: return false;
+  }
 }
-at::Tensor jit_mul(const at::Tensor& a, const at::Tensor& b) { return jit_mul(a, wrap(b).get()); }
-at::Tensor jit_div(const at::Tensor& a, PyObject* b) {
-  PyRef pa = wrap(a);
-  return call_op(core().div, {pa.get(), b});
+
+bool describe(const at::Tensor& t, jitops::TensorDesc& d) {
+  if (!t.is_cuda() || t.dim() > jitops::kMaxTensorDims || !native_dtype(t.scalar_type(), d.dtype)) return false;
+  d.data = t.data_ptr();
+  d.device = t.get_device();
+  d.ndim = int(t.dim());
+  for (int i = 0; i < d.ndim; ++i) {
+    d.shape[i] = t.size(i);
+    d.strides[i] = t.stride(i);
+  }
+  return true;
 }
-at::Tensor jit_div(const at::Tensor& a, const at::Tensor& b) { return jit_div(a, wrap(b).get()); }
-at::Tensor jit_neg(const at::Tensor& a) { return jit_mul(a, py_int(-1).get()); }
+
+// a * b or a / b (b a tensor, or the number `number` when b is undefined) through _core's native entry: the
+// result laid out as TensorIterator lays it (channels-last when an operand of the result's shape is), on
+// PyTorch's current stream. Undefined when the call must take the Python path: a graph is being recorded
+// (create_graph), a dtype or device jitops does not compute natively, or an error a kernel recorded is pending.
+at::Tensor native_binary(int op, const at::Tensor& a, const at::Tensor& b, const at::IValue& number) {
+  const jitops::CoreNativeApi* api = core().native;
+  if (!api || at::GradMode::is_enabled()) return {};
+  jitops::TensorDesc da, db, dout;
+  if (!describe(a, da) || (b.defined() && (!describe(b, db) || db.device != da.device))) return {};
+  if (!b.defined() && !(number.isDouble() || number.isInt() || number.isBool())) return {};
+  const at::ScalarType result = b.defined() ? at::result_type(a, b) : at::result_type(a, number.toScalar());
+  const std::vector<int64_t> shape = b.defined() ? at::infer_size(a.sizes(), b.sizes()) : a.sizes().vec();
+  at::MemoryFormat format = at::MemoryFormat::Contiguous;
+  for (const at::Tensor* t : {&a, &b})
+    if (t->defined() && t->sizes() == at::IntArrayRef(shape) && t->suggest_memory_format() != format)
+      format = t->suggest_memory_format();
+  at::Tensor out = at::empty(shape, a.options().dtype(result).memory_format(format));
+  if (!describe(out, dout)) return {};
+  const double value = number.isDouble() ? number.toDouble() : number.isInt() ? double(number.toInt())
+                                                             : double(number.isBool() && number.toBool());
+  const bool integral = !number.isDouble();
+  const int64_t exact = number.isInt() ? number.toInt() : number.isBool() ? int64_t(number.toBool()) : 0;
+  char error[512] = "";
+  void* stream = c10::cuda::getCurrentCUDAStream(c10::DeviceIndex(da.device)).stream();
+  const int rc = api->binary(op, &da, b.defined() ? &db : nullptr, value, integral, exact, &dout, stream, error,
+                             sizeof(error));
+  if (rc < 0) throw std::runtime_error(std::string("jitops: ") + error);
+  return rc == 0 ? out : at::Tensor();
+}
+
+at::Tensor python_binary(PyObject* fn, const at::Tensor& a, const at::Tensor& b, const at::IValue& number) {
+  pybind11::gil_scoped_acquire gil;
+  PyRef pa = wrap(a), pb = b.defined() ? wrap(b) : py_number(number);
+  return call_op(fn, {pa.get(), pb.get()});
+}
+
+at::Tensor binary(int op, const at::Tensor& a, const at::Tensor& b, const at::IValue& number) {
+  at::Tensor out = native_binary(op, a, b, number);
+  if (out.defined()) return out;
+  return python_binary(op == jitops::kCoreNativeDiv ? core().div : core().mul, a, b, number);
+}
+
+}  // namespace
+
+at::Tensor jit_mul(const at::Tensor& a, const at::Tensor& b) { return binary(jitops::kCoreNativeMul, a, b, {}); }
+at::Tensor jit_mul(const at::Tensor& a, const at::IValue& number) {
+  return binary(jitops::kCoreNativeMul, a, at::Tensor(), number);
+}
+at::Tensor jit_div(const at::Tensor& a, const at::Tensor& b) { return binary(jitops::kCoreNativeDiv, a, b, {}); }
+at::Tensor jit_div(const at::Tensor& a, const at::IValue& number) {
+  return binary(jitops::kCoreNativeDiv, a, at::Tensor(), number);
+}
+at::Tensor jit_neg(const at::Tensor& a) { return jit_mul(a, at::IValue(int64_t(-1))); }
 
 }  // namespace jitops_autograd

@@ -63,11 +63,13 @@ at::Tensor added_into_zeros(bool scatter, at::IntArrayRef shape, int64_t dim, co
                             const at::Tensor& src);
 // `t` as far as it reaches, padded with zeros to `shape` (scatter_add_'s src may be larger than its index).
 at::Tensor padded_to(const at::Tensor& t, at::IntArrayRef shape);
-// jitops' elementwise ops, under the GIL.
-at::Tensor jit_mul(const at::Tensor& a, PyObject* b);
+// jitops' elementwise ops on a tensor and a tensor or number, called without the GIL: with no graph being
+// recorded, through _core's native entry (python/bindings/core_native.h: no Python object made); otherwise,
+// or where that entry declines, through the Python ops under the GIL (taken here).
 at::Tensor jit_mul(const at::Tensor& a, const at::Tensor& b);
-at::Tensor jit_div(const at::Tensor& a, PyObject* b);
+at::Tensor jit_mul(const at::Tensor& a, const at::IValue& number);
 at::Tensor jit_div(const at::Tensor& a, const at::Tensor& b);
+at::Tensor jit_div(const at::Tensor& a, const at::IValue& number);
 at::Tensor jit_neg(const at::Tensor& a);
 
 }  // namespace jitops_autograd

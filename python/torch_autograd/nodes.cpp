@@ -146,13 +146,9 @@ struct BinaryBackward : Node {
     at::Tensor gx, gy;
     if (op == kAdd || op == kSub) {
       gx = g;
-      if (want_y) {
-        pybind11::gil_scoped_acquire gil;
-        gy = op == kAdd ? g : jit_neg(g);
-      }
+      if (want_y) gy = op == kAdd ? g : jit_neg(g);
     } else {
       const at::Tensor x = x_.unpack(), y = y_.unpack();
-      pybind11::gil_scoped_acquire gil;
       if (op == kMul) {
         if (want_x) gx = jit_mul(g, y);
         if (want_y) gy = jit_mul(g, x);
@@ -192,16 +188,14 @@ struct BinaryNumberBackward : Node {
       gx = g;
     } else {
       const at::Tensor x = op == kDiv && number_first ? x_.unpack() : at::Tensor();
-      pybind11::gil_scoped_acquire gil;
-      PyRef n = py_number(number);
       if (op == kSub) {
         gx = jit_neg(g);
       } else if (op == kMul) {
-        gx = jit_mul(g, n.get());
+        gx = jit_mul(g, number);
       } else if (!number_first) {
-        gx = jit_div(g, n.get());
+        gx = jit_div(g, number);
       } else {  // number / x
-        gx = jit_neg(jit_div(jit_mul(g, n.get()), jit_mul(x, x)));
+        gx = jit_neg(jit_div(jit_mul(g, number), jit_mul(x, x)));
       }
     }
     out[0] = to_input(gx, x_shape, x_dtype);
@@ -269,9 +263,9 @@ struct AddInPlaceBackward : Node {
       pybind11::gil_scoped_acquire gil;
       PyRef pg = wrap(g), d = py_int(dim), i = wrap(index);
       g_source = call_op(scatter ? core().gather : core().index_select, {pg.get(), d.get(), i.get()});
-      const bool unit = alpha.isInt() ? alpha.toInt() == 1 : alpha.isBool() ? alpha.toBool() : alpha.toDouble() == 1.0;
-      if (!scatter && !unit) g_source = jit_mul(g_source, py_number(alpha).get());
     }
+    const bool unit = alpha.isInt() ? alpha.toInt() == 1 : alpha.isBool() ? alpha.toBool() : alpha.toDouble() == 1.0;
+    if (!scatter && !unit) g_source = jit_mul(g_source, alpha);
     out[1] = scatter ? padded_to(g_source, source_shape) : g_source.reshape(source_shape);
     return out;
   }
