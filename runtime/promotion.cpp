@@ -103,4 +103,11 @@ DType true_division_type(DType promoted, PromotionRules rules) {
   return category(promoted) <= kInteger ? default_float(rules) : promoted;
 }
 
+Scalar torch_reciprocal(DType compute, const Scalar& divisor) {
+  const double v = divisor.integral ? double(divisor.i) : divisor.f;
+  Scalar r;
+  r.f = compute == DType::Float64 ? 1.0 / v : double(1.0f / float(v));
+  return r;
+}
+
 }  // namespace jitops

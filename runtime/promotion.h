@@ -8,6 +8,7 @@
 // category; NumPy 2 treats 0-d arrays like any other.
 #pragma once
 #include "runtime/dtype.h"
+#include "runtime/scalar.h"
 
 namespace jitops {
 
@@ -29,5 +30,11 @@ DType promote_inputs(const PromotionInput* inputs, int count, PromotionRules rul
 // True division's result: the promoted type, or the default float where that is
 // an integer or bool (float32 in PyTorch, float64 in NumPy).
 DType true_division_type(DType promoted, PromotionRules rules);
+
+// PyTorch divides by a number as a product with the number's reciprocal,
+// computed once in the compute type `compute` (float32 or float64;
+// BinaryDivTrueKernel.cu: "compute a * reciprocal(b)"), which differs from a
+// true division by an ulp now and then: that reciprocal, as a Scalar.
+Scalar torch_reciprocal(DType compute, const Scalar& divisor);
 
 }  // namespace jitops

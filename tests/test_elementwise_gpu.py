@@ -24,9 +24,12 @@ def as_tensor(v):
 
 
 OPS = {"add": (lambda a, b: a + b, np.add), "sub": (lambda a, b: a - b, np.subtract),
-       "mul": (lambda a, b: a * b, np.multiply), # PyTorch divides by a number as a * (1 / b) and a number by x as reciprocal(x) * a;
-    # 0-d device tensors take its true division, which jitops does.
-    "div": (lambda a, b: torch.div(as_tensor(a), as_tensor(b)), np.true_divide),
+       "mul": (lambda a, b: a * b, np.multiply),
+       # PyTorch divides a tensor by a number as a * (1 / b), which jitops does for PyTorch tensors; a number
+       # divided by a tensor is reciprocal(b) * a in PyTorch, while jitops divides: 0-d device tensors take
+       # PyTorch's true division there.
+       "div": (lambda a, b: torch.div(a, b) if torch.is_tensor(a) and not torch.is_tensor(b)
+               else torch.div(as_tensor(a), as_tensor(b)), np.true_divide),
        "maximum": (lambda a, b: torch.maximum(as_tensor(a), as_tensor(b)), np.maximum),
        "minimum": (lambda a, b: torch.minimum(as_tensor(a), as_tensor(b)), np.minimum)}
 
@@ -115,7 +118,9 @@ def assert_matches_numpy(op, a, b, got):
         np.testing.assert_array_equal(nan, np.isnan(ref))
     if got.dtype.is_floating_point:
         eps = {torch.float16: 2.0**-10, torch.bfloat16: 2.0**-7, torch.float32: 2.0**-23, torch.float64: 2.0**-52}
-        np.testing.assert_allclose(got64, ref, rtol=eps[got.dtype], atol=0, equal_nan=True)
+        # A PyTorch tensor divided by a number is x * (1 / b), PyTorch's way: two roundings.
+        roundings = 2 if op == "div" and torch.is_tensor(a) and not torch.is_tensor(b) else 1
+        np.testing.assert_allclose(got64, ref, rtol=roundings * eps[got.dtype], atol=0, equal_nan=True)
     else:
         np.testing.assert_array_equal(got64, np.asarray(ref).astype(got64.dtype))
 

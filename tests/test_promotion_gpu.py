@@ -52,9 +52,9 @@ def test_pytorch_pairs_give_torchs_dtype_and_bits(op, x_dtype):
     for number in (3, 2.5):
         if x_dtype == "bool" and op in ("div",):
             continue
-        # torch.maximum takes no number; torch.div by a number multiplies by its reciprocal, by a 0-d tensor it
-        # divides (as jitops does): both take the 0-d tensor, weak like the number.
-        weak = torch.tensor(number, device=DEVICE) if op in ("maximum", "div") else number
+        # torch.maximum takes no number: it takes the 0-d tensor, weak like the number. torch.div by a number
+        # multiplies by its reciprocal, as jitops does for PyTorch tensors.
+        weak = torch.tensor(number, device=DEVICE) if op == "maximum" else number
         expected = TORCH_OPS[op](x, weak)
         got = getattr(jitops, op)(x, number) if op != "maximum" else jitops.maximum(x, weak)
         if expected.dtype != torch.bool:

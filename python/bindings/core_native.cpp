@@ -14,6 +14,7 @@
 #include "runtime/kernel_registry.h"
 #include "runtime/launch.h"
 #include "runtime/ops/elementwise_plan.h"
+#include "runtime/promotion.h"
 #include "runtime/scalar.h"
 
 namespace py = pybind11;
@@ -43,6 +44,10 @@ int native_binary(int operation, const TensorDesc* x, const TensorDesc* y, doubl
       s.integral = y_integral;
       s.f = y_number;
       s.i = y_int;
+      if (p.operation == kEwDiv) {  // as PyTorch divides by a number: x * (1 / y), as the Python path does
+        p.operation = kEwMul;
+        s = torch_reciprocal(compute, s);
+      }
       unsigned char bytes[16];
       encode_scalar(compute, s, bytes);
       p.dtypes[1] = compute;

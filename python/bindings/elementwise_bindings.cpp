@@ -75,9 +75,9 @@ std::vector<int64_t> result_shape(const CallArrays& call, const Operands& o, int
   return std::vector<int64_t>(shape, shape + ndim);
 }
 
-// Runs operation `operation` with resolved operand dtypes; returns the outputs
-// (one object, or a tuple when there are several).
-void resolve_builtin(const CallArrays& call, const Operands& o, int operation, PromotionRules rules, DType* dtypes);
+// A built-in's operand dtypes into `dtypes`; returns the rules it followed.
+PromotionRules resolve_builtin(const CallArrays& call, const Operands& o, int operation, PromotionRules rules,
+                               DType* dtypes);
 
 // Built-ins (operation < kFirstUserOperation) resolve `dtypes` here, from the arrays.
 py::object run_elementwise(int operation, PyObject* const* objects, const char* const* names, int inputs, int outputs,
@@ -86,7 +86,11 @@ py::object run_elementwise(int operation, PyObject* const* objects, const char* 
   Operands o = split_operands(objects, names, inputs, outputs);
   CallArrays call(o.args.data(), o.args.size(), stream);
   enter_call(call);
-  if (operation < kFirstUserOperation) resolve_builtin(call, o, operation, rules, dtypes);
+  if (operation < kFirstUserOperation) rules = resolve_builtin(call, o, operation, rules, dtypes);
+  if (operation == kEwDiv && rules == PromotionRules::Torch && o.slot[1] < 0) {  // PyTorch's bits: x * (1 / y)
+    operation = kEwMul;
+    o.number[1] = torch_reciprocal(dtypes[1], o.number[1]);
+  }
   ElementwiseProblem p;
   p.operation = operation;
   p.inputs = inputs;
@@ -150,7 +154,8 @@ py::object run_elementwise(int operation, PyObject* const* objects, const char* 
 // NumPy's otherwise; true division of integers gives the default float. Arrays
 // are read as they are and converted in the kernel; a number takes the compute
 // type (float32 for 16-bit floats, as PyTorch's opmath does).
-void resolve_builtin(const CallArrays& call, const Operands& o, int operation, PromotionRules rules, DType* dtypes) {
+PromotionRules resolve_builtin(const CallArrays& call, const Operands& o, int operation, PromotionRules rules,
+                               DType* dtypes) {
   const bool x_number = o.slot[0] < 0, y_number = o.slot[1] < 0;
   if (x_number && y_number) throw type_error("x: expected an array for x or y (got two numbers)");
   PromotionInput in[2];
@@ -177,6 +182,7 @@ void resolve_builtin(const CallArrays& call, const Operands& o, int operation, P
   dtypes[0] = x_number ? compute : in[0].dtype;
   dtypes[1] = y_number ? compute : in[1].dtype;
   dtypes[2] = result;
+  return rules;
 }
 
 PromotionRules rules_arg(PyObject* p) {
@@ -226,7 +232,8 @@ PyMethodDef kDefs[] = {
      JITOPS_BINARY_DOC("mul", "``x * y`` elementwise, like ``torch.mul`` and ``numpy.multiply``.")},
     {"div", JITOPS_FAST(k_div_sig, div_body), METH_FASTCALL | METH_KEYWORDS,
      JITOPS_BINARY_DOC("div", "``x / y`` elementwise (true division), like ``torch.div``; integers give the "
-                              "default float (float32 by PyTorch's rules, float64 by NumPy's).")},
+                              "default float (float32 by PyTorch's rules, float64 by NumPy's). A PyTorch tensor divided "
+                              "by a Python number is ``x * (1 / y)``, as PyTorch computes it (its bits).")},
     {"maximum", JITOPS_FAST(k_maximum_sig, maximum_body), METH_FASTCALL | METH_KEYWORDS,
      JITOPS_BINARY_DOC("maximum", "The larger of ``x`` and ``y``, NaN if either is NaN, like ``torch.maximum``.")},
     {"minimum", JITOPS_FAST(k_minimum_sig, minimum_body), METH_FASTCALL | METH_KEYWORDS,
