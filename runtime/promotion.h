@@ -31,6 +31,12 @@ DType promote_inputs(const PromotionInput* inputs, int count, PromotionRules rul
 // an integer or bool (float32 in PyTorch, float64 in NumPy).
 DType true_division_type(DType promoted, PromotionRules rules);
 
+// The type a number operand is computed in for a result of `result`:
+// float32 for 16-bit floats (PyTorch's opmath), the result type otherwise.
+inline DType number_compute_type(DType result) {
+  return result == DType::Float16 || result == DType::BFloat16 ? DType::Float32 : result;
+}
+
 // PyTorch divides by a number as a product with the number's reciprocal,
 // computed once in the compute type `compute` (float32 or float64;
 // BinaryDivTrueKernel.cu: "compute a * reciprocal(b)"), which differs from a

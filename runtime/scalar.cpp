@@ -116,4 +116,12 @@ Scalar reduction_identity(DType dtype, int op) {
   return s;
 }
 
+uint64_t scalar_bits(DType dtype, const Scalar& value) {
+  unsigned char bytes[16];
+  encode_scalar(dtype, value, bytes);
+  uint64_t bits = 0;
+  std::memcpy(&bits, bytes, 8);
+  return bits;
+}
+
 }  // namespace jitops

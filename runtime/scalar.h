@@ -23,6 +23,8 @@ float bfloat16_bits_to_float(uint16_t bits);
 // Writes `value` converted to `dtype` into out[0, element bytes); integers
 // from floats truncate toward zero, as a C cast and torch.fill_ do.
 void encode_scalar(DType dtype, const Scalar& value, unsigned char out[16]);
+// The first 8 bytes of that encoding: a number operand of an elementwise kernel.
+uint64_t scalar_bits(DType dtype, const Scalar& value);
 
 // The identity of a reduction ("sum", "prod", "amax", "amin") for `dtype`.
 Scalar reduction_identity(DType dtype, int op);

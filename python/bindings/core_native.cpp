@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 
 #include "jit/elementwise_source.h"
@@ -39,7 +38,7 @@ int native_binary(int operation, const TensorDesc* x, const TensorDesc* y, doubl
     if (y) {
       p.dtypes[1] = y->dtype;
     } else {  // a number takes the compute type (float32 for 16-bit floats), as the Python path's
-      const DType compute = out->dtype == DType::Float16 || out->dtype == DType::BFloat16 ? DType::Float32 : out->dtype;
+      const DType compute = number_compute_type(out->dtype);
       Scalar s;
       s.integral = y_integral;
       s.f = y_number;
@@ -48,11 +47,9 @@ int native_binary(int operation, const TensorDesc* x, const TensorDesc* y, doubl
         p.operation = kEwMul;
         s = torch_reciprocal(compute, s);
       }
-      unsigned char bytes[16];
-      encode_scalar(compute, s, bytes);
       p.dtypes[1] = compute;
       p.scalar[1] = true;
-      std::memcpy(&p.scalar_bits[1], bytes, 8);
+      p.scalar_bits[1] = scalar_bits(compute, s);
     }
     p.ndim = out->ndim;
     std::copy(out->shape, out->shape + out->ndim, p.shape);

@@ -21,14 +21,6 @@ namespace py = pybind11;
 namespace jitops {
 namespace {
 
-uint64_t scalar_bits(DType dtype, const Scalar& s) {
-  unsigned char bytes[16];
-  encode_scalar(dtype, s, bytes);
-  uint64_t bits = 0;
-  std::memcpy(&bits, bytes, 8);
-  return bits;
-}
-
 // The operands of one call: arrays parsed by CallArrays, numbers kept aside.
 struct Operands {
   std::vector<OperandArg> args;      // the arrays and outputs, in CallArrays slots
@@ -178,7 +170,7 @@ PromotionRules resolve_builtin(const CallArrays& call, const Operands& o, int op
   if (result == DType::Bool)
     throw type_error(std::string("x: expected an integer or floating dtype (got bool") +
                      (x_number || y_number ? "" : " and bool") + "); convert one of them first");
-  const DType compute = result == DType::Float16 || result == DType::BFloat16 ? DType::Float32 : result;
+  const DType compute = number_compute_type(result);
   dtypes[0] = x_number ? compute : in[0].dtype;
   dtypes[1] = y_number ? compute : in[1].dtype;
   dtypes[2] = result;

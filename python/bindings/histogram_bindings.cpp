@@ -76,8 +76,7 @@ py::object histc_body(PyObject* const* a) {
   std::unique_ptr<StreamScratch> scratch;
   // Explained or launched in one (single block or cluster) that reads no scratch: a placeholder.
   unsigned long long* words = reinterpret_cast<unsigned long long*>(uintptr_t(256));
-  const bool one_launch = histc_single_block(x, r, device) || histc_in_one_cluster(x, r, device);
-  if (explain_arch < 0 && !one_launch) {
+  if (explain_arch < 0 && !histc_in_one_launch(x, r, device)) {
     // 32-bit words; with an automatic range nothing is zeroed here (no memset launch).
     scratch = std::make_unique<StreamScratch>(call, histc_scratch_words(r.bins) * 2, 0u,
                                               histc_zeroed_words(r.bins, histc_range_is_automatic(x, r)) * 2);

@@ -28,6 +28,18 @@ constexpr int64_t kClusterStridedValues = 4 * kHistogramClusterBlocks * kHistogr
 // The cluster kernel's dynamic shared memory: `copies` columns of bins + 1
 // counters (a spare row for values outside), then one folded row of bins.
 int64_t cluster_shared_bytes(int64_t bins, int copies) { return (int64_t(copies) * (bins + 1) + bins) * 4; }
+
+// Columns of counters (a power of two up to a warp's 32 lanes, one per lane
+// while they fit): doubled while `bytes` holds them and, for a block that
+// zeroes and merges every column itself (`values` >= 0, the values it counts),
+// while those values fill at least half of them.
+int lane_columns(int64_t bins, int64_t bytes, int64_t values) {
+  int copies = 1;
+  while (copies < 32 && int64_t(copies) * 2 * (bins + 1) * 4 <= bytes &&
+         (values < 0 || int64_t(copies) * 2 * (bins + 1) <= values / 2))
+    copies *= 2;
+  return copies;
+}
 std::atomic<int> g_strategy{0};
 
 // x's explicit range as x's type holds it: floats round to nearest, integers
@@ -153,14 +165,10 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     plan.spec.fields[F::kMaxThreads] = kHistogramClusterThreads;
     plan.block[0] = kHistogramClusterThreads;
     plan.grid[0] = kHistogramClusterBlocks;
-    // Columns while they fit and each block's share of the values fills half of them.
-    const int64_t per_block = n / kHistogramClusterBlocks;
-    int copies = 1;
-    while (copies < 32 && cluster_shared_bytes(r.bins, copies * 2) + kStaticSharedReserve <= device.shared_per_block_optin &&
-           int64_t(copies) * 2 * (r.bins + 1) <= per_block / 2)
-      copies *= 2;
-    p.copies = copies;
-    plan.shared_bytes = unsigned(cluster_shared_bytes(r.bins, copies));
+    // Beside the folded row; each block counts its share of the values.
+    p.copies = lane_columns(r.bins, device.shared_per_block_optin - kStaticSharedReserve - r.bins * 4,
+                            n / kHistogramClusterBlocks);
+    plan.shared_bytes = unsigned(cluster_shared_bytes(r.bins, p.copies));
     plan.regime = "count: one cluster of 8 blocks, straight to the output";
     plan.set_params(p);
     return;
@@ -174,11 +182,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   int64_t blocks_per_sm = resolve(kHistogramCount, plan);
   const int64_t bin_bytes = (r.bins + 1) * 4;  // a spare row for the values outside (SharedFloatBinner)
   const int64_t per_block = device.shared_per_sm / blocks_per_sm - 1024;
-  int copies = 1;  // columns of counters: a power of two up to a warp's 32 lanes
-  // A single block zeroes and merges every column itself: no more columns than half its values fill.
-  while (copies < 32 && int64_t(copies) * 2 * bin_bytes <= per_block &&
-         (!single || int64_t(copies) * 2 * (r.bins + 1) <= n / 2))
-    copies *= 2;
+  const int copies = lane_columns(r.bins, per_block, single ? n : -1);
   bool shared = bin_bytes + kStaticSharedReserve <= device.shared_per_block_optin;  // the kernel's own __shared__ too
   if (g_strategy == 2) shared = false;
   plan.spec = spec(kHistogramCount);

@@ -41,6 +41,11 @@ bool histc_single_block(const TensorDesc& x, const HistcRequest& r, const Device
 // fits in shared memory. Then, as for a single block, no scratch.
 bool histc_in_one_cluster(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device);
 
+// Either of the two: one launch that needs no scratch.
+inline bool histc_in_one_launch(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device) {
+  return histc_in_one_cluster(x, r, device) || histc_single_block(x, r, device);
+}
+
 // Strategy override for measurement: 0 heuristic, 1 shared memory, 2 global.
 void set_histogram_strategy(int strategy);
 
