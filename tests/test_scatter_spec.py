@@ -1,6 +1,8 @@
 """The accumulate family's specialization, planned for an architecture with
 no GPU: element type, vector width, regime, passes."""
 
+import ctypes
+
 import pytest
 
 import jitops
@@ -94,11 +96,87 @@ def test_heavy_duplicates_into_few_rows_add_into_private_copies():
     (r,) = plans("index_add_", V([8, 16], "float32"), 0, V([M], "int64"), V([M, 16], "float32"))
     assert r["spec"]["op"] == 15 and r["spec"]["vec"] == 1 and r["block"] == (512, 1, 1)
     assert r["grid"][0] == 132 and r["shared_bytes_dynamic"] == 16 * 8 * 16 * 4
-    # too few rows per destination and block, or copies too large for 4 a block: not private
+    # too few rows to give every SM a block (9451 rows: 30 blocks of 5 copies), too few rows per destination
+    # and block, or copies too large for 4 a block: not private
+    (r,) = plans("scatter_add_", V([42, 256], "float32"), 0, V([9451, 256], "int32", strides=[1, 0]),
+                 V([9451, 256], "float32"))
+    assert r["spec"]["op"] == 0
     for call in (("index_add_", V([4096, 128], "float32"), 0, V([M], "int64"), V([M, 128], "float32")),
                  ("index_add_", V([64, 128], "float64"), 0, V([M], "int64"), V([M, 128], "float64")),
                  ("index_add_", V([512, 16], "float32"), 0, V([200000], "int64"), V([200000, 16], "float32"))):
         assert all(r["spec"]["op"] != 15 for r in plans(*call))
+
+
+def params_of(report):
+    """A 32-bit scatter launch's parameter block, as the kernel reads it
+    (templates/jitops/scatter_params.h, ScatterParams<32, Dims>)."""
+    dims = report["spec"]["dims"]
+    assert report["spec"]["offset"] == 32
+
+    class Divider(ctypes.Structure):
+        _fields_ = [("divisor", ctypes.c_uint32), ("multiplier", ctypes.c_uint32), ("shift", ctypes.c_uint32)]
+
+    class Params(ctypes.Structure):
+        _fields_ = ([(n, ctypes.c_void_p) for n in ("self", "src", "index", "error", "counts")] +
+                    [("numel", ctypes.c_uint32), ("ndim", ctypes.c_int32), ("op_code", ctypes.c_int32),
+                     ("axis_size", ctypes.c_int64)] +
+                    [(n, ctypes.c_int32) for n in ("axis_stride", "counts_axis_stride", "self_lo", "self_hi")] +
+                    [("alpha", ctypes.c_double), ("alpha_int", ctypes.c_int64), ("include_self", ctypes.c_int32),
+                     ("mean", ctypes.c_int32), ("keys", ctypes.c_void_p), ("value", ctypes.c_ubyte * 16),
+                     ("sizes", Divider * dims)] +
+                    [(n, ctypes.c_int32 * dims) for n in ("self_strides", "src_strides", "index_strides",
+                                                          "counts_strides")] +
+                    [("index_positions", ctypes.c_int64 * dims), ("rows_first", ctypes.c_int32)])
+
+    raw = report["params"]
+    assert len(raw) == report["param_bytes"] == ctypes.sizeof(Params)
+    return Params.from_buffer_copy(raw)
+
+
+def walk(report):
+    """(sizes, self strides) of a scatter launch's iteration space, outermost first."""
+    p = params_of(report)
+    return [p.sizes[d].divisor for d in range(p.ndim)], [p.self_strides[d] for d in range(p.ndim)]
+
+
+def test_index_runs_of_self_order_the_walk():
+    """Dims the index does not vary along, dense in self, go innermost; the index's dim outside them when
+    their run is long (whole slices written side by side), at the axis's stride when it is short."""
+    # int32 pairs of a transposed self (strides 16, 1, 2): each row's 14 fills stay inside its 64 bytes,
+    # two elements (one 8-byte unit) a thread; the index's dim outermost wrote every sector once an index.
+    (r,) = plans("index_fill_", V([524288, 2, 8], "int32", strides=[16, 1, 2]), 2, V([14], "int64"), 3)
+    assert r["spec"]["vec"] == 2 and walk(r) == ([524288, 14], [16, 0])
+    # runs of 128 bytes: the slices of self, one an index
+    (r,) = plans("index_fill_", V([512, 32, 8], "int32", strides=[256, 1, 32]), 2, V([14], "int64"), 3)
+    assert walk(r) == ([14, 512, 8], [0, 256, 4]) and r["spec"]["vec"] == 4  # strides in elements
+    (r,) = plans("index_add_", V([512, 32, 8], "float32", strides=[256, 1, 32]), 2, V([14], "int64"),
+                 V([512, 32, 14], "float32"))
+    assert walk(r)[0][0] == 14
+    # no dense dim in self: a fill follows the axis's stride
+    (r,) = plans("index_fill_", V([4096, 8], "float32", strides=[16, 2]), 1, V([5], "int32"), 1.0)
+    assert walk(r) == ([4096, 5], [16, 0])
+
+
+def test_hot_destinations_spread_the_updates_in_flight():
+    """Blocks of the 2-D walk go row-major where self moves along a row only through the index, and
+    compare-and-swap updates with many terms a destination take 8 units a thread, not 1."""
+    (r,) = plans("scatter_add_", V([77, 23297], "bfloat16"), 1, V([77, 131072], "int32"),
+                 V([77, 131072], "bfloat16"))
+    assert r["spec"]["dims"] == 2 and r["grid"][1] > 1 and params_of(r).rows_first == 1
+    # along dim 0 the columns reach distinct elements: x first
+    (r,) = plans("scatter_add_", V([23297, 77], "float32"), 0, V([131072, 77], "int32"),
+                 V([131072, 77], "float32"))
+    assert r["spec"]["dims"] == 2 and params_of(r).rows_first == 0
+    call = (V([1504, 1], "float16"), 0, V([109117, 1], "int64"), V([109117, 1], "float16"), "prod")
+    for r in plans("scatter_reduce_", *call, include_self=False):  # the identity's stores, then the products
+        assert r["spec"]["unroll"] == 8 and r["grid"][0] == -(-109117 // (256 * 8))
+    # few terms a destination, or a native atomic (int32 max): the grid keeps a unit a thread
+    (r,) = plans("scatter_reduce_", V([100000, 1], "float16"), 0, V([109117, 1], "int64"),
+                 V([109117, 1], "float16"), "prod")
+    assert r["spec"]["unroll"] == 1
+    (r,) = plans("scatter_reduce_", V([1504, 1], "int32"), 0, V([109117, 1], "int64"), V([109117, 1], "int32"),
+                 "amax")
+    assert r["spec"]["unroll"] == 1
 
 
 def test_deterministic_plans_keys_sort_reduce():

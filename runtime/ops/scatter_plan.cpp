@@ -54,6 +54,29 @@ void choose_vector(ScatterProblem& p, int max_bytes, int& vec) {
   }
 }
 
+// Elements in the run of self that dims not varying the index make dense
+// (size > 1, strides 1, s1, s1*s2, ...): 1 when self has no dense dim there.
+int64_t self_run_elements(const IterationSpace& s) {
+  int64_t run = 1;
+  for (bool grown = true; grown;) {
+    grown = false;
+    for (int d = 0; d < s.ndim; ++d) {
+      if (s.strides[kIndexOperand][d] == 0 && s.sizes[d] > 1 && s.strides[kSelfOperand][d] == run) {
+        run *= s.sizes[d];
+        grown = true;
+        break;
+      }
+    }
+  }
+  return run;
+}
+
+// The updates templates/scatter.cuh's IsCasOp makes compare-and-swap loops.
+bool is_cas_update(const ScatterProblem& p) {
+  const bool wide_int = p.element == kElemInt32 || p.element == kElemInt64;
+  return p.op == kScatterMul || ((p.op == kScatterMax || p.op == kScatterMin) && !wide_int);
+}
+
 bool fits_32bit(const ScatterProblem& p) {
   const IterationSpace& s = p.space;
   if (s.numel() >= kInt32Limit) return false;
@@ -90,6 +113,7 @@ void fill_params(const ScatterProblem& p, IndexErrorSlot* slot, LaunchPlan& plan
   params.include_self = p.include_self ? 1 : 0;
   params.mean = p.mean ? 1 : 0;
   params.keys = p.keys;
+  params.rows_first = p.rows_first ? 1 : 0;
   std::memcpy(params.value, p.value, sizeof(params.value));
   for (int d = 0; d < Dims; ++d) {
     const bool used = d < s.ndim;
@@ -142,13 +166,18 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
     // self: along the dims it varies, self's stride counts as the widest for
     // the order, so that the runs go inside and the writes land side by side.
     // Otherwise src's layout decides where self's does not.
+    // Where that run is short (under 128 bytes: int32 pairs of a transposed
+    // self), the dims the index varies along count at the axis's stride, where
+    // their writes land: slices of 8 bytes a whole self apart wrote each
+    // sector once per index (index_fill_ 0.51x PyTorch, NOTES 64). So do
+    // index_fill_'s, which have no source to order by.
     IterationSpace key = p.space;
-    bool slices = false;  // the index constant along a dim where self is dense
+    const int64_t run = self_run_elements(key);
+    const bool long_run = run * p.element_bytes >= 128;
+    const bool fill = p.op == kScatterFill;
     for (int d = 0; d < key.ndim; ++d)
-      slices = slices || (key.strides[kIndexOperand][d] == 0 && key.sizes[d] > 1 && key.strides[kSelfOperand][d] == 1);
-    for (int d = 0; d < key.ndim && slices; ++d)
-      if (key.strides[kSelfOperand][d] == 0 && key.strides[kIndexOperand][d] != 0)
-        key.strides[kSelfOperand][d] = int64_t(1) << 62;
+      if (key.strides[kSelfOperand][d] == 0 && key.strides[kIndexOperand][d] != 0 && (run > 1 || fill))
+        key.strides[kSelfOperand][d] = long_run ? int64_t(1) << 62 : std::max<int64_t>(1, magnitude(p.axis_stride));
     const int priority[] = {kSelfOperand, kSrcOperand};
     int order[kMaxDims + 16];
     memory_order(key, priority, 2, order);
@@ -185,6 +214,18 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
     else if (s.sizes[0] >= 64 * std::max<int64_t>(1, p.axis_size))
       tune.unroll = 8;
   }
+  // Compare-and-swap updates (products; max and min but of int32 and int64)
+  // with many terms a destination, and the identity stores before them: each
+  // thread takes 8 units in turn, so that fewer contend at once. A CAS loses
+  // to every other one in flight on its address; a float16 product of 109117
+  // terms into 1504 (one unit a thread, all in flight) made 4.7M CAS
+  // attempts, 886 us against PyTorch's 240 (1.17M and 242 us at 8 a thread;
+  // NOTES 64).
+  if (tuning.adapt_unroll && (is_cas_update(p) || p.op == kScatterPrepare) &&
+      s.numel() >= 8 * std::max<int64_t>(1, p.self_hi - p.self_lo + 1)) {
+    tune.unroll = 8;
+    tune.adapt_unroll = false;
+  }
   LaunchShape shape;
   if (small_index) {
     shape = choose_launch_shape(s, device, tune, true);
@@ -193,6 +234,13 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   }
   if (!small_index) shape = choose_launch_shape(s, device, tune);
   const int bits = fits_32bit(p) ? 32 : 64;
+  // Destinations reached only through the index along a row (scatter_add_
+  // along dim 1 of a 2-D self, index_add_ along the inner dim): with hot
+  // indices, a row's blocks hit its few hot elements, and x-first blocks in
+  // flight spanned 8 rows of 77 (bfloat16 into 8 hot columns a row: 760 us
+  // against PyTorch's 349; NOTES 64). Other layouts spread over columns.
+  p.rows_first = shape.dims == 2 && !small_index && !linear_pass && s.strides[kSelfOperand][1] == 0 &&
+                 s.strides[kSelfOperand][0] != 0 && s.strides[kIndexOperand][1] != 0 && shape.grid[1] > 1;
 
   using F = ScatterSpecFields;
   plan.spec = KernelSpec();

@@ -39,6 +39,7 @@ struct ScatterProblem {
   bool mean = false;                    // deterministic reduce: divide by the term count
   unsigned long long* keys = nullptr;   // deterministic passes
   int op_code = 0;
+  bool rows_first = false;  // set by planning (ScatterParams::rows_first)
 };
 
 // Index counts up to this use the small-index regime (one block row walks all

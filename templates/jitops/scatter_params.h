@@ -65,6 +65,10 @@ struct ScatterParams {
   Stride index_strides[Dims];
   Stride counts_strides[Dims];
   int64_t index_positions[Dims];  // C-order strides of the index's shape: where a bad index was (report only)
+  // The 2-D walk's blocks in row-major order of (grid.y, grid.x) rather than
+  // x first: where self moves along columns only through the index, so that
+  // the blocks in flight at once reach many rows' destinations, not a few.
+  int32_t rows_first;
 };
 
 }  // namespace jitops

@@ -1,0 +1,120 @@
+"""The sweep's slowest cases (seeds 20-23) rebuilt by hand, jitops beside PyTorch under the bench's timing;
+with --once NAME each side runs once after a warm-up, for ncu's counters (NOTES 64)."""
+
+import sys
+
+import torch
+from probe_timing import median_us
+
+import jitops
+
+dev = "cuda"
+g = torch.Generator(device=dev)
+g.manual_seed(0)
+
+
+def hot(n, high, dtype=torch.int64, pool=8):
+    """n indices drawn from a pool of `pool` values in [0, high): the sweep's 'repeated'."""
+    values = torch.randint(0, high, (pool,), device=dev, generator=g)
+    return values[torch.randint(0, pool, (n,), device=dev, generator=g)].to(dtype)
+
+
+def permuted(shape, order, dtype):
+    """A dense array of `shape` whose dims are stored outermost-first in `order`."""
+    base = torch.randint(-100, 100, [shape[d] for d in order], device=dev, generator=g).to(dtype)
+    inverse = [order.index(d) for d in range(len(shape))]
+    return base.permute(inverse)
+
+
+def fill_1d():
+    x, x_ref = torch.zeros(16777216, dtype=torch.int16, device=dev), torch.zeros(16777216, dtype=torch.int16,
+                                                                                 device=dev)
+    idx = hot(3583783, 16777216)
+    return lambda: jitops.index_fill_(x, 0, idx, 7), lambda: x_ref.index_fill_(0, idx, 7)
+
+
+def fill_transposed(order):
+    def make():
+        x = permuted((524288, 2, 8), order, torch.int32)
+        x_ref = x.clone().as_strided(x.shape, x.stride())
+        idx = hot(14, 8)
+        return lambda: jitops.index_fill_(x, 2, idx, 7), lambda: x_ref.index_fill_(2, idx, 7)
+    return make
+
+
+def fill_complex():
+    x = torch.zeros(62161, 64, 5, dtype=torch.complex64, device=dev)
+    x_ref = x.clone()
+    idx = torch.randint(0, 64, (49,), device=dev, generator=g).sort().values
+    idx32 = idx.int()  # the sweep's index dtype; PyTorch's index_fill_ takes int64 only
+    return lambda: jitops.index_fill_(x, 1, idx32, 1.5), lambda: x_ref.index_fill_(1, idx, 1.5)
+
+
+def amax_sorted():
+    x = torch.randint(-1000, 1000, (66056, 1), dtype=torch.int32, device=dev, generator=g)
+    src = torch.randint(-1000, 1000, (16641813, 1), dtype=torch.int32, device=dev, generator=g)
+    idx = torch.randint(0, 66056, (16641813, 1), device=dev, generator=g).sort(dim=0).values
+    a, b = x.clone(), x.clone()
+    return (lambda: jitops.scatter_reduce_(a, 0, idx, src, "amax"), lambda: b.scatter_reduce_(0, idx, src, "amax"))
+
+
+def bf16_repeated():
+    x = torch.randn(77, 23297, device=dev, generator=g).bfloat16()
+    src = torch.randn(77, 131072, device=dev, generator=g).bfloat16()
+    idx = hot(77 * 131072, 23297, torch.int32).reshape(77, 131072)
+    a, b = x.clone(), x.clone()
+    return lambda: jitops.scatter_add_(a, 1, idx, src), lambda: b.scatter_add_(1, idx, src)
+
+
+def prod_f16_column():
+    x = torch.rand(1504, 1, device=dev, generator=g).half() + 0.5
+    src = torch.rand(109117, 1, device=dev, generator=g).half() * 0.02 + 0.99
+    idx = torch.randint(0, 1504, (109117, 1), device=dev, generator=g)
+    a, b = x.clone(), x.clone()
+    return (lambda: jitops.scatter_reduce_(a, 0, idx, src, "prod", include_self=False),
+            lambda: b.scatter_reduce_(0, idx, src, "prod", include_self=False))
+
+
+def expanded_rows_f32(rows=9451, mode=1):
+    def make():
+        x = torch.randn(42, 256, device=dev, generator=g)
+        src = torch.randn(rows, 256, device=dev, generator=g)
+        idx = torch.randint(0, 42, (rows,), device=dev, generator=g).sort().values.int()[:, None].expand(rows, 256)
+        a, b = x.clone(), x.clone()
+
+        def ours():
+            jitops._core._set_row_sum_mode(mode)  # 0: atomics only, 1: the default choice
+            jitops.scatter_add_(a, 0, idx, src)
+            jitops._core._set_row_sum_mode(1)
+        return ours, lambda: b.scatter_add_(0, idx, src)
+    return make
+
+
+CASES = {
+    "fill_1d_hot": fill_1d,
+    **{f"fill_transposed_{''.join(map(str, o))}": fill_transposed(list(o))
+       for o in ((0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))},
+    "fill_complex_dim1": fill_complex,
+    "amax_int32_sorted_column": amax_sorted,
+    "scatter_add_bf16_repeated": bf16_repeated,
+    "prod_f16_column": prod_f16_column,
+    "expanded_rows_f32_42": expanded_rows_f32(),
+    **{f"rows_{r}_into_42_mode{m}": expanded_rows_f32(r, m) for r in (9451, 20000, 42000, 100000, 400000)
+       for m in (0, 1)},
+}
+
+if __name__ == "__main__":
+    once = "--once" in sys.argv
+    names = [a for a in sys.argv[1:] if not a.startswith("--")] or list(CASES)
+    for name in names:
+        ours, theirs = CASES[name]()
+        if once:
+            ours(), theirs()
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_push(name)
+            ours(), theirs()
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_pop()
+            continue
+        o, t = median_us(ours, reps=30), median_us(theirs, reps=30)
+        print(f"{name:34s} jitops {o:9.1f} us  PyTorch {t:9.1f} us  {t / o:5.2f}x", flush=True)
