@@ -410,6 +410,75 @@ def test_backward_products_take_the_native_entry_and_pending_errors_still_raise(
         jitops.set_index_checks(checks)
 
 
+def _native_backward_cases():
+    """name -> (loss of jitops' op, the same with PyTorch's, the leaves), each backward one native call."""
+    idx32, rows = index([4, 1, 1]).int(), index([[0, 4, 4], [2, 2, 0], [1, 3, 3], [0, 0, 0]])
+    x, src = rand(5, 3), rand(3, 3, seed=1)
+    img = rand(2, 3, 4, 5, seed=2)
+    img_cl = img.detach().to(memory_format=torch.channels_last).requires_grad_()
+    grad_out = rand(2, 3, 8, 15, seed=3)
+    F = torch.nn.functional
+    return {
+        "index_select": (lambda: jitops.index_select(x, 0, idx32), lambda: torch.index_select(x, 0, idx32.long()),
+                         [x]),
+        "gather": (lambda: jitops.gather(x.t(), 1, rows[:3]), lambda: torch.gather(x.t(), 1, rows[:3]), [x]),
+        "index_add_ source": (lambda: jitops.index_add_(torch.zeros(5, 3, device=DEVICE), 0, idx32, src),
+                              lambda: torch.zeros(5, 3, device=DEVICE).index_add_(0, idx32, src), [src]),
+        "scatter_add_ src": (lambda: jitops.scatter_add_(torch.zeros(5, 3, device=DEVICE), 0, rows[:3], src),
+                             lambda: torch.zeros(5, 3, device=DEVICE).scatter_add_(0, rows[:3], src), [src]),
+        "upsample scale": (lambda: jitops.upsample_nearest2d(img, scale_factor=(2, 3)),
+                           lambda: F.interpolate(img, scale_factor=(2, 3), mode="nearest"), [img]),
+        "upsample size, channels_last": (lambda: jitops.upsample_nearest2d(img_cl, size=(7, 11)),
+                                         lambda: F.interpolate(img_cl, size=(7, 11), mode="nearest"), [img_cl]),
+        "upsample backward": (lambda: jitops.upsample_nearest2d_backward(grad_out, (2, 3, 4, 5), scale_factor=(2, 3)),
+                              lambda: torch.ops.aten.upsample_nearest2d_backward(grad_out, [8, 15], [2, 3, 4, 5],
+                                                                                 2.0, 3.0), [grad_out]),
+    }
+
+
+_NATIVE_BACKWARDS = ["gather", "index_add_ source", "index_select", "scatter_add_ src", "upsample backward",
+                     "upsample scale", "upsample size, channels_last"]
+
+
+@pytest.mark.parametrize("name", _NATIVE_BACKWARDS)
+def test_index_and_upsample_backwards_take_the_native_entry(name):
+    """The C++ nodes' gathers, adds at an index and upsampling run through _core's native entry (no Python
+    object, no GIL) when no graph is recorded, giving PyTorch's gradients and layouts; the determinism switch
+    and create_graph send them through the Python ops."""
+    previous = _core._set_cpp_autograd(True)
+    try:
+        if not _core._cpp_autograd_active():
+            pytest.skip("jitops._torch_autograd was not built")
+        cases = _native_backward_cases()
+        assert sorted(cases) == _NATIVE_BACKWARDS
+        ours, theirs, leaves = cases[name]
+        y = ours()
+        upstream = torch.randn(y.shape, device=DEVICE).to(memory_format=torch.channels_last if y.dim() == 4 and
+                                                          y.stride(1) == 1 else torch.contiguous_format)
+        before = _core._native_launches()
+        grads = torch.autograd.grad(y, leaves, upstream)
+        assert _core._native_launches() - before == 1
+        expected = torch.autograd.grad(theirs(), leaves, upstream)
+        for g, e in zip(grads, expected):
+            torch.testing.assert_close(g, e)
+            assert g.stride() == e.stride()
+        before = _core._native_launches()
+        torch.use_deterministic_algorithms(True)
+        try:
+            grads = torch.autograd.grad(ours(), leaves, upstream)
+        finally:
+            torch.use_deterministic_algorithms(False)
+        accumulates = name in ("index_select", "gather")  # their backward adds at the index
+        assert (_core._native_launches() - before == 0) == accumulates
+        torch.testing.assert_close(grads[0], expected[0])
+        before = _core._native_launches()
+        grads = torch.autograd.grad(ours(), leaves, upstream, create_graph=True)
+        assert _core._native_launches() == before
+        torch.testing.assert_close(grads[0], expected[0])
+    finally:
+        _core._set_cpp_autograd(previous)
+
+
 _DUAL_CALLS = {
     "mul": lambda d: jitops.mul(d, torch.ones(3, 4, device=DEVICE)),
     "add number": lambda d: jitops.add(d, 2.0),

@@ -170,6 +170,19 @@ def test_compile_errors_carry_the_log_the_numbered_source_and_the_arguments_trie
     assert "missing" in e.value.log and "your source:" in str(e.value)
 
 
+def test_a_template_call_is_c_and_its_keywords_are_checked():
+    """Template calls go through _core.TemplateCall's C call (no Python frame), which hands keywords it does
+    not take to the Python method: a misspelt one is a TypeError naming it; arguments are counted."""
+    assert "__call__" not in jitops.Template.__dict__ and jitops.Template.__call__ is _core.TemplateCall.__call__
+    t = jitops.Template(SCALE, "scale")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'gird'"):
+        t(np.zeros(3, np.float32), np.zeros(3, np.float32), 1.0, gird=(1,))
+    with pytest.raises(TypeError, match=r"takes 3 arguments \(got 2\)"):
+        t(np.zeros(3, np.float32), 1.0, stream=None)
+    with pytest.raises(ValueError, match="template_args: 'Q' is not a template parameter"):
+        t(np.zeros(3, np.float32), np.zeros(3, np.float32), 1.0, template_args={"Q": 1})
+
+
 def test_name_expressions_each_lower_to_their_own_function():
     module = jitops.RawModule(code=MODULE, name_expressions=["fill<float, 4>", "fill<double, 2>"])
     symbols = {}

@@ -3,16 +3,23 @@
 
 #include <pybind11/pybind11.h>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <optional>
 
 #include "jit/elementwise_source.h"
 #include "runtime/device_context.h"
 #include "runtime/index_errors.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/launch.h"
+#include "jitops/scatter_params.h"
 #include "runtime/ops/elementwise_plan.h"
+#include "runtime/ops/gather_ops.h"
+#include "runtime/ops/row_sum_plan.h"
+#include "runtime/ops/scatter_ops.h"
+#include "runtime/ops/upsample_ops.h"
 #include "runtime/promotion.h"
 #include "runtime/scalar.h"
 
@@ -21,14 +28,43 @@ namespace py = pybind11;
 namespace jitops {
 namespace {
 
-std::atomic<uint64_t> g_native_launches{0};  // tests check that a backward took this entry
+std::atomic<uint64_t> g_native_launches{0};  // tests check that a backward took these entries
+
+// What every entry does around its plans: defer to Python while an error a
+// kernel recorded is pending (it raises it), report exceptions in `error`.
+template <class Body>
+int guarded(int device, char* error, size_t error_size, Body body) {
+  try {
+    const volatile IndexErrorSlot* slot = device_context(device).error_slot_host();
+    if (slot->flag != 0) return 1;
+    return body();
+  } catch (const std::exception& e) {
+    std::snprintf(error, error_size, "%s", e.what());
+    return -1;
+  }
+}
+
+void run(const LaunchPlan* plans, int count, int device, void* stream) {
+  for (int i = 0; i < count; ++i) {
+    LoadedKernelRef k = find_loaded(plans[i].spec, device);
+    if (!k) k = load_kernel(plans[i].spec, device);
+    device_context(device).make_current();
+    launch(plans[i], *k, static_cast<CUstream>(stream));
+  }
+  g_native_launches.fetch_add(1, std::memory_order_relaxed);
+}
+
+// The slot index kernels report into; synchronous checks (the Python path
+// waits and raises) take Python.
+bool index_slot(int device, IndexErrorSlot*& slot) {
+  const IndexCheckMode mode = index_check_mode();
+  slot = mode == IndexCheckMode::Off ? nullptr : device_context(device).error_slot_device();
+  return mode != IndexCheckMode::Sync;
+}
 
 int native_binary(int operation, const TensorDesc* x, const TensorDesc* y, double y_number, bool y_integral,
                   int64_t y_int, const TensorDesc* out, void* stream, char* error, size_t error_size) {
-  try {
-    const int device = x->device;
-    const volatile IndexErrorSlot* slot = device_context(device).error_slot_host();
-    if (slot->flag != 0) return 1;  // the Python path raises it
+  return guarded(x->device, error, error_size, [&] {
     ElementwiseProblem p;
     p.operation = operation == kCoreNativeDiv ? kEwDiv : kEwMul;
     p.inputs = 2;
@@ -57,20 +93,63 @@ int native_binary(int operation, const TensorDesc* x, const TensorDesc* y, doubl
     p.arrays[1] = y;
     p.arrays[2] = out;
     LaunchPlan plan;
-    if (!plan_elementwise(p, device_context(device).info(), plan)) return 0;
-    LoadedKernelRef k = find_loaded(plan.spec, device);
-    if (!k) k = load_kernel(plan.spec, device);
-    device_context(device).make_current();
-    launch(plan, *k, static_cast<CUstream>(stream));
-    g_native_launches.fetch_add(1, std::memory_order_relaxed);
+    const int device = x->device;
+    if (plan_elementwise(p, device_context(device).info(), plan)) run(&plan, 1, device, stream);
     return 0;
-  } catch (const std::exception& e) {
-    std::snprintf(error, error_size, "%s", e.what());
-    return -1;
-  }
+  });
 }
 
-const CoreNativeApi kApi{kCoreNativeVersion, &native_binary};
+int native_select(int kind, const TensorDesc* x, int64_t dim, const TensorDesc* index, const TensorDesc* out,
+                  void* stream, char* error, size_t error_size) {
+  return guarded(x->device, error, error_size, [&] {
+    IndexErrorSlot* slot = nullptr;
+    if (!index_slot(x->device, slot)) return 1;
+    const GatherProblem problem = kind == kCoreNativeAlongDim ? index_select_problem(*out, *x, dim, *index)
+                                                              : gather_problem(*out, *x, dim, *index);
+    LaunchPlan plan;
+    if (plan_gather(problem, device_context(x->device).info(), slot, plan)) run(&plan, 1, x->device, stream);
+    return 0;
+  });
+}
+
+int native_add(int kind, const TensorDesc* self, int64_t dim, const TensorDesc* index, const TensorDesc* src,
+               void* stream, char* error, size_t error_size) {
+  return guarded(self->device, error, error_size, [&] {
+    IndexErrorSlot* slot = nullptr;
+    if (!index_slot(self->device, slot)) return 1;
+    const ScatterProblem p = kind == kCoreNativeAlongDim
+                                 ? index_add_problem(*self, dim, *index, *src, kScatterAdd, kOpIndexAdd)
+                                 : scatter_problem(*self, dim, *index, *src, kScatterAdd, kOpScatterAdd);
+    const DeviceInfo& device = device_context(self->device).info();
+    if (row_sums_considered(p) && row_sum_layout(p, device).applies) return 1;  // scratch: the Python path's
+    LaunchPlan plan;
+    if (plan_scatter(p, device, slot, plan)) run(&plan, 1, self->device, stream);
+    return 0;
+  });
+}
+
+int native_upsample(bool backward, const TensorDesc* in, const TensorDesc* out, const double* scale, void* stream,
+                    char* error, size_t error_size) {
+  return guarded(in->device, error, error_size, [&] {
+    std::optional<std::array<double, 2>> scales;
+    if (scale) scales = std::array<double, 2>{scale[0], scale[1]};
+    // The geometry from the small side (x, or the input's gradient) to the large one.
+    const TensorDesc& small = backward ? *out : *in;
+    const TensorDesc& large = backward ? *in : *out;
+    std::optional<std::array<int64_t, 2>> size;
+    if (!scales) size = std::array<int64_t, 2>{large.shape[2], large.shape[3]};
+    const UpsampleGeometry g = upsample_geometry(small.shape[2], small.shape[3], size, scales);
+    if (g.out_h != large.shape[2] || g.out_w != large.shape[3]) return 1;  // the Python path says what is wrong
+    LaunchPlan plan;
+    const DeviceInfo& device = device_context(in->device).info();
+    const bool any = backward ? plan_upsample_backward(*in, *out, g, device, plan)
+                              : plan_upsample_forward(*in, *out, g, device, plan);
+    if (any) run(&plan, 1, in->device, stream);
+    return 0;
+  });
+}
+
+const CoreNativeApi kApi{kCoreNativeVersion, &native_binary, &native_select, &native_add, &native_upsample};
 
 }  // namespace
 
@@ -78,7 +157,7 @@ void bind_core_native(py::module_& m) {
   m.attr("_native_ops") =
       py::capsule(static_cast<const void*>(&kApi), "jitops._core._native_ops");
   m.def("_native_launches", [] { return g_native_launches.load(); },
-        "Launches made through _native_ops so far (C++ autograd nodes' backward products).");
+        "Calls made through _native_ops so far (the C++ autograd nodes' backward passes).");
 }
 
 }  // namespace jitops

@@ -1,10 +1,17 @@
 // What jitops._torch_autograd's C++ autograd nodes call in jitops._core without
-// Python objects: a backward's elementwise product or quotient, described by
-// TensorDescs (runtime/tensor_desc.h, a plain struct both modules compile from
-// this repository's headers). Exported in the capsule `_core._native_ops`.
-// Through CPython, each call cost a few Python tensor objects made and freed
-// (mul's backward makes two calls): 10-20 us of a 190 us forward-plus-backward
-// call on the H100 hosts (benchmarks/probes/backward_profile_probe.py).
+// Python objects: a backward's elementwise products, gathers, adds at an index
+// and upsampling, described by TensorDescs (runtime/tensor_desc.h, a plain
+// struct both modules compile from this repository's headers). Exported in the
+// capsule `_core._native_ops`. Through CPython, each call cost a few Python
+// tensor objects made and freed and the GIL taken on the autograd engine's
+// thread: 10-20 us of a 190 us forward-plus-backward call on the H100 hosts
+// (benchmarks/probes/backward_profile_probe.py).
+//
+// Every entry queues its kernels on `stream` (a CUstream of the operands'
+// device) and needs no GIL. It returns 0 when done; 1 when the call must go
+// through Python instead (an error a kernel recorded is pending, which the
+// Python path raises; synchronous index checks; a plan that needs scratch
+// memory); -1 with a message in `error`.
 #pragma once
 #include <cstddef>
 
@@ -12,20 +19,33 @@
 
 namespace jitops {
 
-constexpr int kCoreNativeVersion = 1;
+constexpr int kCoreNativeVersion = 2;
 
 enum CoreNativeBinary : int { kCoreNativeMul = 0, kCoreNativeDiv = 1 };
+// The two indexings of select and add: an index along a dim (index_select,
+// index_add_) or an index of the operand's rank (gather, scatter_add_).
+enum CoreNativeIndexing : int { kCoreNativeAlongDim = 0, kCoreNativeElementwise = 1 };
 
 struct CoreNativeApi {
   int version;  // kCoreNativeVersion
   // out = x * y or x / y, numpy-broadcast into `out` (the caller's: the
-  // broadcast shape, the result dtype), queued on `stream` (a CUstream) of
-  // x's device. y == nullptr: y is the number `y_number` (`y_integral`: a
-  // Python int, held exactly in `y_int`). No GIL needed. Returns 0; 1 when
-  // the call must go through Python instead (an error a kernel recorded is
-  // pending: the Python path raises it); -1 with a message in `error`.
+  // broadcast shape, the result dtype). y == nullptr: y is the number
+  // `y_number` (`y_integral`: a Python int, held exactly in `y_int`).
   int (*binary)(int operation, const TensorDesc* x, const TensorDesc* y, double y_number, bool y_integral,
                 int64_t y_int, const TensorDesc* out, void* stream, char* error, size_t error_size);
+  // out = index_select(x, dim, index) or gather(x, dim, index), into the
+  // caller's `out` of the op's shape and x's dtype.
+  int (*select)(int kind, const TensorDesc* x, int64_t dim, const TensorDesc* index, const TensorDesc* out,
+                void* stream, char* error, size_t error_size);
+  // self.index_add_(dim, index, src) (alpha 1) or self.scatter_add_(dim,
+  // index, src), atomic (the caller takes the Python path for deterministic=).
+  int (*add)(int kind, const TensorDesc* self, int64_t dim, const TensorDesc* index, const TensorDesc* src,
+             void* stream, char* error, size_t error_size);
+  // upsample_nearest2d (backward false: `in` is x, `out` the result) or its
+  // backward (`in` the output's gradient, `out` the input's), with
+  // `scale` (h, w) as the op's scale_factor, or nullptr for sizes alone.
+  int (*upsample)(bool backward, const TensorDesc* in, const TensorDesc* out, const double* scale, void* stream,
+                  char* error, size_t error_size);
 };
 
 }  // namespace jitops

@@ -17,6 +17,7 @@
 #include "python/bindings/fastcall.h"
 #include "python/bindings/op_runner.h"
 #include "python/bindings/scalar_arg.h"
+#include "python/bindings/template_call_type.h"
 #include "python/bindings/torch_tensors.h"
 #include "runtime/arg_error.h"
 #include "runtime/launch.h"
@@ -284,6 +285,8 @@ py::object template_launch_body(PyObject* const* p) {
   return py::none();
 }
 
+}  // namespace
+
 PyObject* template_launch(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   try {
     PyObject* params[16];
@@ -308,6 +311,8 @@ PyObject* template_launch(PyObject*, PyObject* const* args, Py_ssize_t nargs, Py
     return translate_current_exception();
   }
 }
+
+namespace {
 
 PyMethodDef g_template_launch{
     "template_launch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&template_launch)),
@@ -372,6 +377,7 @@ void bind_templates(py::module_& m) {
   m.def("tensor_param_bytes", &tensor_param_bytes, py::arg("ndim"), py::arg("index_bits"),
         "Bytes of a jitops::Tensor kernel parameter (the layout templates/jitops/tensor.cuh defines).");
   add_fastcall(m, &g_template_launch);
+  bind_template_call_type(m);
 }
 
 }  // namespace jitops

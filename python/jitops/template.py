@@ -240,7 +240,7 @@ def _default_value(param, role, kernel):
     return _dtype_code(_C_TYPES[text])
 
 
-class Template:
+class Template(_core.TemplateCall):
     """A ``__global__`` function template whose arguments the call's arrays fill (see the module's docstring).
 
     ``template(*args, grid=None, block=None, shared_mem=0, stream=None, template_args=None)``:
@@ -317,7 +317,9 @@ class Template:
                 forced[index] = _dtype_code(_type_name(value, key))
         return forced
 
-    def __call__(self, *args, grid=None, block=None, shared_mem=0, stream=None, template_args=None):
+    # A call is _core.TemplateCall's (C); it comes here for template_args=, keywords it does not know, and to
+    # word a compile error.
+    def _call_python(self, *args, grid=None, block=None, shared_mem=0, stream=None, template_args=None):
         forced = self._forced(template_args) if template_args else None
         try:
             return _template_launch(self._kernel, args, grid, block, shared_mem, stream, forced, -1)

@@ -95,41 +95,25 @@ at::Tensor to_input(at::Tensor g, at::IntArrayRef shape, at::ScalarType dtype) {
   return g.scalar_type() == dtype ? g : g.to(dtype);
 }
 
-at::Tensor added_into_zeros(bool scatter, at::IntArrayRef shape, int64_t dim, const at::Tensor& index,
-                            const at::Tensor& src) {
-  at::Tensor zeros = at::zeros(shape, src.options());
-  pybind11::gil_scoped_acquire gil;
-  PyRef z = wrap(zeros), d = py_int(dim), i = wrap(index), s = wrap(src);
-  PyObject* det = deterministic() ? Py_True : Py_False;
-  if (scatter) return call_op(core().scatter_add_, {z.get(), d.get(), i.get(), s.get(), det}, core().kw_deterministic);
-  PyRef one = py_int(1);
-  return call_op(core().index_add_, {z.get(), d.get(), i.get(), s.get(), one.get(), det}, core().kw_deterministic);
-}
-
-at::Tensor padded_to(const at::Tensor& t, at::IntArrayRef shape) {
-  if (t.sizes() == shape) return t;
-  at::Tensor out = at::zeros(shape, t.options());
-  at::Tensor window = out;
-  for (int64_t d = 0; d < t.dim(); ++d) window = window.narrow(d, 0, t.size(d));
-  window.copy_(t);
-  return out;
-}
-
 namespace {
 
-// PyTorch's ScalarType -> jitops' DType for the floating dtypes a backward's products take natively.
-bool native_dtype(at::ScalarType t, jitops::DType& out) {
+// PyTorch's ScalarType -> jitops' DType: the floating dtypes a backward computes natively, and (`index`)
+// the integer dtypes of an index.
+bool native_dtype(at::ScalarType t, jitops::DType& out, bool index = false) {
   switch (t) {
-    case at::kHalf: out = jitops::DType::Float16; return true;
-    case at::kBFloat16: out = jitops::DType::BFloat16; return true;
-    case at::kFloat: out = jitops::DType::Float32; return true;
-    case at::kDouble: out = jitops::DType::Float64; return true;
+    case at::kHalf: out = jitops::DType::Float16; return !index;
+    case at::kBFloat16: out = jitops::DType::BFloat16; return !index;
+    case at::kFloat: out = jitops::DType::Float32; return !index;
+    case at::kDouble: out = jitops::DType::Float64; return !index;
+    case at::kInt: out = jitops::DType::Int32; return index;
+    case at::kLong: out = jitops::DType::Int64; return index;
     default: return false;
   }
 }
 
-bool describe(const at::Tensor& t, jitops::TensorDesc& d) {
-  if (!t.is_cuda() || t.dim() > jitops::kMaxTensorDims || !native_dtype(t.scalar_type(), d.dtype)) return false;
+bool describe(const at::Tensor& t, jitops::TensorDesc& d, bool index = false) {
+  if (!t.defined() || !t.is_cuda() || t.dim() > jitops::kMaxTensorDims || !native_dtype(t.scalar_type(), d.dtype, index))
+    return false;
   d.data = t.data_ptr();
   d.device = t.get_device();
   d.ndim = int(t.dim());
@@ -140,13 +124,24 @@ bool describe(const at::Tensor& t, jitops::TensorDesc& d) {
   return true;
 }
 
+// _core's native entries, when no graph is being recorded (under create_graph the Python ops record it).
+const jitops::CoreNativeApi* core_entries() { return at::GradMode::is_enabled() ? nullptr : core().native; }
+
+void* current_stream(int device) { return c10::cuda::getCurrentCUDAStream(c10::DeviceIndex(device)).stream(); }
+
+// An entry's answer: true when it ran; false for the Python path; its error raised.
+bool ran(int rc, const char* error) {
+  if (rc < 0) throw std::runtime_error(std::string("jitops: ") + error);
+  return rc == 0;
+}
+
 // a * b or a / b (b a tensor, or the number `number` when b is undefined) through _core's native entry: the
 // result laid out as TensorIterator lays it (channels-last when an operand of the result's shape is), on
 // PyTorch's current stream. Undefined when the call must take the Python path: a graph is being recorded
 // (create_graph), a dtype or device jitops does not compute natively, or an error a kernel recorded is pending.
 at::Tensor native_binary(int op, const at::Tensor& a, const at::Tensor& b, const at::IValue& number) {
-  const jitops::CoreNativeApi* api = core().native;
-  if (!api || at::GradMode::is_enabled()) return {};
+  const jitops::CoreNativeApi* api = core_entries();
+  if (!api) return {};
   jitops::TensorDesc da, db, dout;
   if (!describe(a, da) || (b.defined() && (!describe(b, db) || db.device != da.device))) return {};
   if (!b.defined() && !(number.isDouble() || number.isInt() || number.isBool())) return {};
@@ -163,11 +158,10 @@ at::Tensor native_binary(int op, const at::Tensor& a, const at::Tensor& b, const
   const bool integral = !number.isDouble();
   const int64_t exact = number.isInt() ? number.toInt() : number.isBool() ? int64_t(number.toBool()) : 0;
   char error[512] = "";
-  void* stream = c10::cuda::getCurrentCUDAStream(c10::DeviceIndex(da.device)).stream();
-  const int rc = api->binary(op, &da, b.defined() ? &db : nullptr, value, integral, exact, &dout, stream, error,
-                             sizeof(error));
-  if (rc < 0) throw std::runtime_error(std::string("jitops: ") + error);
-  return rc == 0 ? out : at::Tensor();
+  return ran(api->binary(op, &da, b.defined() ? &db : nullptr, value, integral, exact, &dout,
+                         current_stream(da.device), error, sizeof(error)), error)
+             ? out
+             : at::Tensor();
 }
 
 at::Tensor python_binary(PyObject* fn, const at::Tensor& a, const at::Tensor& b, const at::IValue& number) {
@@ -182,7 +176,85 @@ at::Tensor binary(int op, const at::Tensor& a, const at::Tensor& b, const at::IV
   return python_binary(op == jitops::kCoreNativeDiv ? core().div : core().mul, a, b, number);
 }
 
+// Descriptions of an operand and an index on one device, for the indexed entries.
+bool describe_indexed(const at::Tensor& t, const at::Tensor& index, jitops::TensorDesc& dt, jitops::TensorDesc& di) {
+  return describe(t, dt) && describe(index, di, /*index=*/true) && di.device == dt.device;
+}
+
 }  // namespace
+
+at::Tensor added_into_zeros(bool scatter, at::IntArrayRef shape, int64_t dim, const at::Tensor& index,
+                            const at::Tensor& src) {
+  at::Tensor zeros = at::zeros(shape, src.options());
+  const jitops::CoreNativeApi* api = core_entries();
+  jitops::TensorDesc dz, di, ds;
+  if (api && !deterministic() && describe_indexed(zeros, index, dz, di) && describe(src, ds) &&
+      ds.device == dz.device) {
+    char error[512] = "";
+    const int kind = scatter ? jitops::kCoreNativeElementwise : jitops::kCoreNativeAlongDim;
+    if (ran(api->add(kind, &dz, dim, &di, &ds, current_stream(dz.device), error, sizeof(error)), error)) return zeros;
+  }
+  pybind11::gil_scoped_acquire gil;
+  PyRef z = wrap(zeros), d = py_int(dim), i = wrap(index), s = wrap(src);
+  PyObject* det = deterministic() ? Py_True : Py_False;
+  if (scatter) return call_op(core().scatter_add_, {z.get(), d.get(), i.get(), s.get(), det}, core().kw_deterministic);
+  PyRef one = py_int(1);
+  return call_op(core().index_add_, {z.get(), d.get(), i.get(), s.get(), one.get(), det}, core().kw_deterministic);
+}
+
+at::Tensor selected(bool gather, const at::Tensor& x, int64_t dim, const at::Tensor& index) {
+  const jitops::CoreNativeApi* api = core_entries();
+  jitops::TensorDesc dx, di, dout;
+  if (api && describe_indexed(x, index, dx, di)) {
+    std::vector<int64_t> shape = gather ? index.sizes().vec() : x.sizes().vec();
+    if (!gather && x.dim() > 0) shape[size_t(dim)] = index.numel();
+    at::Tensor out = at::empty(shape, x.options());
+    char error[512] = "";
+    const int kind = gather ? jitops::kCoreNativeElementwise : jitops::kCoreNativeAlongDim;
+    if (describe(out, dout) &&
+        ran(api->select(kind, &dx, dim, &di, &dout, current_stream(dx.device), error, sizeof(error)), error))
+      return out;
+  }
+  pybind11::gil_scoped_acquire gil;
+  PyRef px = wrap(x), d = py_int(dim), i = wrap(index);
+  return call_op(gather ? core().gather : core().index_select, {px.get(), d.get(), i.get()});
+}
+
+at::Tensor upsampled(bool backward, const at::Tensor& in, at::IntArrayRef size, const std::vector<double>& scale) {
+  const jitops::CoreNativeApi* api = core_entries();
+  jitops::TensorDesc din, dout;
+  if (api && in.dim() == 4 && describe(in, din)) {
+    // `size`: the result's (N, C, H, W) for the backward; for the forward its (H, W), or, with a scale, unused.
+    std::vector<int64_t> shape = backward ? size.vec() : std::vector<int64_t>{in.size(0), in.size(1), 0, 0};
+    if (!backward) {
+      for (int d = 0; d < 2; ++d)  // as upsample_geometry sizes it: floor(in * scale), in float64
+        shape[size_t(2 + d)] = scale.empty() ? size[size_t(d)] : int64_t(double(in.size(2 + d)) * scale[size_t(d)]);
+    }
+    // channels-last in, channels-last out (the ops' is_channels_last: dense that way, not NCHW-dense)
+    const bool channels_last = !in.is_contiguous() && in.is_contiguous(at::MemoryFormat::ChannelsLast);
+    at::Tensor out = at::empty(shape, in.options().memory_format(channels_last ? at::MemoryFormat::ChannelsLast
+                                                                                : at::MemoryFormat::Contiguous));
+    char error[512] = "";
+    if (describe(out, dout) &&
+        ran(api->upsample(backward, &din, &dout, scale.empty() ? nullptr : scale.data(), current_stream(din.device),
+                          error, sizeof(error)),
+            error))
+      return out;
+  }
+  pybind11::gil_scoped_acquire gil;
+  PyRef g = wrap(in), s = py_scale(scale);
+  PyRef sz = !backward && !scale.empty() ? PyRef(new_ref(Py_None)) : py_ints(size);
+  return call_op(backward ? core().upsample_nearest2d_backward : core().upsample_nearest2d, {g.get(), sz.get(), s.get()});
+}
+
+at::Tensor padded_to(const at::Tensor& t, at::IntArrayRef shape) {
+  if (t.sizes() == shape) return t;
+  at::Tensor out = at::zeros(shape, t.options());
+  at::Tensor window = out;
+  for (int64_t d = 0; d < t.dim(); ++d) window = window.narrow(d, 0, t.size(d));
+  window.copy_(t);
+  return out;
+}
 
 at::Tensor jit_mul(const at::Tensor& a, const at::Tensor& b) { return binary(jitops::kCoreNativeMul, a, b, {}); }
 at::Tensor jit_mul(const at::Tensor& a, const at::IValue& number) {

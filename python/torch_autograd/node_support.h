@@ -58,14 +58,19 @@ inline bool has_tangent(const at::Tensor& t) { return t._fw_grad(/*level=*/0).de
 bool deterministic();
 // A gradient summed over the dims its input was broadcast along, in the input's dtype (PyTorch's sum_to).
 at::Tensor to_input(at::Tensor g, at::IntArrayRef shape, at::ScalarType dtype);
+// These call _core's native entries (python/bindings/core_native.h: no Python object made, no GIL) when no
+// graph is being recorded and the entry takes the call; otherwise the Python ops, under the GIL (taken here).
 // zeros(shape) with `src` added at `index` along `dim`: index_add_ (alpha 1) or scatter_add_.
 at::Tensor added_into_zeros(bool scatter, at::IntArrayRef shape, int64_t dim, const at::Tensor& index,
                             const at::Tensor& src);
+// index_select (gather: gather) of `x` along `dim` at `index`.
+at::Tensor selected(bool gather, const at::Tensor& x, int64_t dim, const at::Tensor& index);
+// upsample_nearest2d of `in` to `size` (h, w) or by `scale` (h, w); backward: upsample_nearest2d_backward of
+// the output's gradient `in` to the input's `size` (N, C, H, W), with the forward's `scale` if it had one.
+at::Tensor upsampled(bool backward, const at::Tensor& in, at::IntArrayRef size, const std::vector<double>& scale);
 // `t` as far as it reaches, padded with zeros to `shape` (scatter_add_'s src may be larger than its index).
 at::Tensor padded_to(const at::Tensor& t, at::IntArrayRef shape);
-// jitops' elementwise ops on a tensor and a tensor or number, called without the GIL: with no graph being
-// recorded, through _core's native entry (python/bindings/core_native.h: no Python object made); otherwise,
-// or where that entry declines, through the Python ops under the GIL (taken here).
+// jitops' elementwise ops on a tensor and a tensor or number.
 at::Tensor jit_mul(const at::Tensor& a, const at::Tensor& b);
 at::Tensor jit_mul(const at::Tensor& a, const at::IValue& number);
 at::Tensor jit_div(const at::Tensor& a, const at::Tensor& b);

@@ -92,11 +92,7 @@ struct UpsampleNode : Node {
   variable_list apply(variable_list&& grads) override {
     variable_list out(1);
     if (!grads[0].defined() || !task_should_compute_output(0)) return out;
-    pybind11::gil_scoped_acquire gil;
-    PyRef g = wrap(grads[0]), s = py_scale(scale);
-    PyRef sz = of_backward && !scale.empty() ? PyRef(new_ref(Py_None)) : py_ints(size);
-    out[0] = call_op(of_backward ? core().upsample_nearest2d : core().upsample_nearest2d_backward,
-                     {g.get(), sz.get(), s.get()});
+    out[0] = upsampled(!of_backward, grads[0], size, scale);
     return out;
   }
   std::string name() const override {
@@ -257,13 +253,7 @@ struct AddInPlaceBackward : Node {
     if (!g.defined()) return out;
     if (task_should_compute_output(0)) out[0] = g;
     if (!task_should_compute_output(1)) return out;
-    const at::Tensor index = index_.unpack();
-    at::Tensor g_source;
-    {
-      pybind11::gil_scoped_acquire gil;
-      PyRef pg = wrap(g), d = py_int(dim), i = wrap(index);
-      g_source = call_op(scatter ? core().gather : core().index_select, {pg.get(), d.get(), i.get()});
-    }
+    at::Tensor g_source = selected(scatter, g, dim, index_.unpack());
     const bool unit = alpha.isInt() ? alpha.toInt() == 1 : alpha.isBool() ? alpha.toBool() : alpha.toDouble() == 1.0;
     if (!scatter && !unit) g_source = jit_mul(g_source, alpha);
     out[1] = scatter ? padded_to(g_source, source_shape) : g_source.reshape(source_shape);
