@@ -217,10 +217,10 @@ def test_values_at_bin_edges(dtype, bins, lo, hi):
 
 
 @pytest.mark.parametrize("dtype", FLOATS + INTS)
-@pytest.mark.parametrize("layout,n", [("contiguous", "limit"), ("contiguous", "past"), ("strided", 32768),
-                                      ("strided", 32769)])
+@pytest.mark.parametrize("layout,n", [("contiguous", "limit"), ("contiguous", "past"), ("strided", 65536),
+                                      ("strided", 65537)])
 def test_explicit_range_at_the_one_cluster_limits(dtype, layout, n):
-    """On sm_90, an explicit range over up to 1 MiB of a dense x (or 32768
+    """On sm_90, an explicit range over up to 1 MiB of a dense x (or 65536
     strided values) is one cluster launch that writes the output itself;
     one value more takes the count kernel. Both sides of each limit, into a
     strided out."""

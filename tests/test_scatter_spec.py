@@ -163,6 +163,10 @@ def test_hot_destinations_spread_the_updates_in_flight():
     (r,) = plans("scatter_add_", V([77, 23297], "bfloat16"), 1, V([77, 131072], "int32"),
                  V([77, 131072], "bfloat16"))
     assert r["spec"]["dims"] == 2 and r["grid"][1] > 1 and params_of(r).rows_first == 1
+    # rows of destinations past L2 (8 rows of 9 MB): x first, a row a thread, so one row's in flight
+    (r,) = plans("index_copy_", V([8, 1136195], "complex64", strides=[2272390, 1]), 1, V([893146], "int32"),
+                 V([8, 893146], "complex64"))
+    assert r["spec"]["unroll"] == 1 and params_of(r).rows_first == 0
     # along dim 0 the columns reach distinct elements: x first
     (r,) = plans("scatter_add_", V([23297, 77], "float32"), 0, V([131072, 77], "int32"),
                  V([131072, 77], "float32"))

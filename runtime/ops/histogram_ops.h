@@ -48,6 +48,8 @@ inline bool histc_in_one_launch(const TensorDesc& x, const HistcRequest& r, cons
 
 // Strategy override for measurement: 0 heuristic, 1 shared memory, 2 global.
 void set_histogram_strategy(int strategy);
+// The most one sm_90 cluster counts: bytes of a dense x, values of a strided one.
+void set_histc_cluster_limits(int64_t dense_bytes, int64_t strided_values);
 
 // Appends the launches: range (when automatic), then count; or the one
 // launch of a single block or cluster.

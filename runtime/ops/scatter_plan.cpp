@@ -14,6 +14,7 @@ namespace jitops {
 namespace {
 
 constexpr int64_t kInt32Limit = int64_t(1) << 31;
+constexpr int64_t kRowsFirstFootprint = int64_t(16) << 20;  // bytes of destinations, well inside an L2
 std::atomic<int64_t> g_small_index_threshold{16};
 
 int64_t magnitude(int64_t v) { return v < 0 ? -v : v; }
@@ -226,6 +227,23 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
     tune.unroll = 8;
     tune.adapt_unroll = false;
   }
+  // Destinations reached only through the index along a row (scatter_add_
+  // along dim 1 of a 2-D self, index_add_ along the inner dim): with hot
+  // indices, a row's blocks hit its few hot elements, and x-first blocks in
+  // flight spanned 8 rows of 77 (bfloat16 into 8 hot columns a row: 760 us
+  // against PyTorch's 349; NOTES 64): the blocks go row-major. Only where the
+  // rows' destinations fit in L2 several times over; where a thread's rows
+  // would not, it takes one row, so that x-first blocks in flight write one
+  // row's: random writes into 8 rows of 9 MB (index_copy_, complex64) took
+  // 473 us with all rows in flight, 332 with 4, PyTorch 277 row by row.
+  const bool rows_through_index = s.ndim == 2 && !linear_pass && s.strides[kSelfOperand][1] == 0 &&
+                                  s.strides[kSelfOperand][0] != 0 && s.strides[kIndexOperand][1] != 0;
+  const double row_footprint =
+      double(p.axis_size) * double(std::max<int64_t>(1, magnitude(p.axis_stride))) * p.element_bytes;
+  if (rows_through_index && tune.adapt_unroll && row_footprint * tune.unroll > double(kRowsFirstFootprint)) {
+    tune.unroll = 1;
+    tune.adapt_unroll = false;
+  }
   LaunchShape shape;
   if (small_index) {
     shape = choose_launch_shape(s, device, tune, true);
@@ -234,13 +252,8 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   }
   if (!small_index) shape = choose_launch_shape(s, device, tune);
   const int bits = fits_32bit(p) ? 32 : 64;
-  // Destinations reached only through the index along a row (scatter_add_
-  // along dim 1 of a 2-D self, index_add_ along the inner dim): with hot
-  // indices, a row's blocks hit its few hot elements, and x-first blocks in
-  // flight spanned 8 rows of 77 (bfloat16 into 8 hot columns a row: 760 us
-  // against PyTorch's 349; NOTES 64). Other layouts spread over columns.
-  p.rows_first = shape.dims == 2 && !small_index && !linear_pass && s.strides[kSelfOperand][1] == 0 &&
-                 s.strides[kSelfOperand][0] != 0 && s.strides[kIndexOperand][1] != 0 && shape.grid[1] > 1;
+  p.rows_first = rows_through_index && shape.dims == 2 && !small_index && shape.grid[1] > 1 &&
+                 row_footprint * double(s.sizes[0]) <= double(kRowsFirstFootprint);
 
   using F = ScatterSpecFields;
   plan.spec = KernelSpec();
