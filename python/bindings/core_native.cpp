@@ -10,11 +10,11 @@
 #include <optional>
 
 #include "jit/elementwise_source.h"
+#include "jitops/scatter_params.h"
 #include "runtime/device_context.h"
 #include "runtime/index_errors.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/launch.h"
-#include "jitops/scatter_params.h"
 #include "runtime/ops/elementwise_plan.h"
 #include "runtime/ops/gather_ops.h"
 #include "runtime/ops/row_sum_plan.h"
