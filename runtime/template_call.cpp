@@ -15,8 +15,7 @@ std::string arg_label(const KernelArgSpec& a) { return a.name; }
 
 // Element types: the first array declared with a type parameter sets it (a
 // number only where no array does); every other array must agree.
-void deduce_elements(const TemplateSignature& sig, const std::vector<CallArgument>& args, std::vector<int>& values,
-                     std::vector<int>& set_by) {
+void deduce_elements(const TemplateSignature& sig, const CallArgument* args, TemplateValues& values, int* set_by) {
   for (int pass = 0; pass < 2; ++pass) {  // arrays first, then numbers
     for (size_t i = 0; i < sig.args.size(); ++i) {
       const KernelArgSpec& a = sig.args[i];
@@ -46,17 +45,20 @@ void deduce_elements(const TemplateSignature& sig, const std::vector<CallArgumen
 // Tensors sharing a Dims parameter are collapsed together: adjacent dims
 // merge where every one of them is contiguous across the pair, which keeps C
 // order (linear position k is the same element of each).
-void deduce_dims(const TemplateSignature& sig, const std::vector<CallArgument>& args, int p, std::vector<int>& values,
-                 Deduction& d) {
-  std::vector<int> members;
-  for (size_t i = 0; i < sig.args.size(); ++i)
-    if (sig.args[i].kind == KernelArgKind::Tensor && sig.args[i].dims.param == p) members.push_back(int(i));
-  if (members.empty()) return;
-  if (members.size() > size_t(kMaxOperands))
-    throw value_error(sig.params[size_t(p)].name + ": at most " + std::to_string(kMaxOperands) +
-                      " tensors may share one Dims parameter (got " + std::to_string(members.size()) + ")");
+void deduce_dims(const TemplateSignature& sig, const CallArgument* args, int p, TemplateValues& values, Deduction& d) {
+  int members[kMaxOperands];
+  size_t count = 0;
+  for (size_t i = 0; i < sig.args.size(); ++i) {
+    if (sig.args[i].kind != KernelArgKind::Tensor || sig.args[i].dims.param != p) continue;
+    if (count == size_t(kMaxOperands))
+      throw value_error(sig.params[size_t(p)].name + ": at most " + std::to_string(kMaxOperands) +
+                        " tensors may share one Dims parameter");
+    members[count++] = int(i);
+  }
+  if (count == 0) return;
   const TensorDesc& first = *args[size_t(members[0])].array;
-  for (int m : members) {
+  for (size_t k = 0; k < count; ++k) {
+    const int m = members[k];
     const TensorDesc& t = *args[size_t(m)].array;
     if (t.ndim != first.ndim || !std::equal(t.shape, t.shape + t.ndim, first.shape))
       throw value_error(sig.args[size_t(m)].name + ": expected the shape " + shape_str(first) + " of " +
@@ -64,7 +66,8 @@ void deduce_dims(const TemplateSignature& sig, const std::vector<CallArgument>& 
                         " with it (got " + shape_str(t) + ")");
   }
   if (values[size_t(p)] != kNotGiven) {  // a Dims the caller fixed: each tensor as it is
-    for (int m : members) {
+    for (size_t k = 0; k < count; ++k) {
+      const int m = members[k];
       const TensorDesc& t = *args[size_t(m)].array;
       if (t.ndim != values[size_t(p)])
         throw value_error(sig.args[size_t(m)].name + ": expected " + std::to_string(values[size_t(p)]) +
@@ -79,9 +82,9 @@ void deduce_dims(const TemplateSignature& sig, const std::vector<CallArgument>& 
   }
   IterationSpace s;
   s.ndim = first.ndim;
-  s.operands = int(members.size());
+  s.operands = int(count);
   std::copy(first.shape, first.shape + first.ndim, s.sizes);
-  for (size_t k = 0; k < members.size(); ++k) {
+  for (size_t k = 0; k < count; ++k) {
     const TensorDesc& t = *args[size_t(members[k])].array;
     std::copy(t.strides, t.strides + t.ndim, s.strides[k]);
   }
@@ -90,7 +93,7 @@ void deduce_dims(const TemplateSignature& sig, const std::vector<CallArgument>& 
     throw value_error(sig.args[size_t(members[0])].name + ": at most " + std::to_string(kMaxDims) +
                       " dims after collapsing (got " + std::to_string(s.ndim) + ")");
   values[size_t(p)] = s.ndim;
-  for (size_t k = 0; k < members.size(); ++k) {
+  for (size_t k = 0; k < count; ++k) {
     TensorView& v = d.views[size_t(members[k])];
     v.ndim = s.ndim;
     std::copy(s.sizes, s.sizes + s.ndim, v.sizes);
@@ -110,12 +113,11 @@ bool offsets_fit_32_bits(const TensorView& v) {
 
 }  // namespace
 
-Deduction deduce_template(const TemplateSignature& sig, const std::vector<CallArgument>& args,
-                          const std::vector<int>& forced) {
-  Deduction d;
+void deduce_template(const TemplateSignature& sig, const CallArgument* args, const TemplateValues& forced,
+                     Deduction& d) {
   d.values = forced;
-  d.views.resize(sig.args.size());
-  std::vector<int> set_by(sig.params.size(), -1);
+  int set_by[kMaxTemplateParams];
+  std::fill(set_by, set_by + sig.params.size(), -1);
   deduce_elements(sig, args, d.values, set_by);
   for (size_t p = 0; p < sig.params.size(); ++p)
     if (sig.params[p].kind == TemplateParamKind::Int) deduce_dims(sig, args, int(p), d.values, d);
@@ -160,7 +162,6 @@ Deduction deduce_template(const TemplateSignature& sig, const std::vector<CallAr
     throw type_error("template parameter " + sig.params[p].name + " of " + sig.kernel +
                      ": the arrays do not give it; pass template_args={'" + sig.params[p].name + "': ...}");
   }
-  return d;
 }
 
 std::string element_type_name(DType dtype, const std::string& what) {

@@ -3,6 +3,7 @@
 // passed as (templates/jitops/tensor.cuh). No Python here: the binding layer
 // parses the kernel's signature once and the arrays on every call.
 #pragma once
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -14,6 +15,30 @@
 namespace jitops {
 
 constexpr int kNotGiven = INT_MIN;  // a template argument nobody forced
+constexpr int kMaxTemplateParams = 16;  // a template's parameters
+constexpr int kMaxTemplateArgs = 64;    // a kernel's parameters (LaunchPlan::kMaxKernelParams)
+
+// Template arguments, one per parameter, held inline: a call deduces them
+// with no allocation, and they key the template's instances.
+struct TemplateValues {
+  int count = 0;
+  int v[kMaxTemplateParams];
+
+  // `n` parameters, none given.
+  static TemplateValues not_given(size_t n) {
+    TemplateValues t;
+    t.count = int(n);
+    std::fill(t.v, t.v + n, kNotGiven);
+    return t;
+  }
+  size_t size() const { return size_t(count); }
+  int& operator[](size_t p) { return v[p]; }
+  int operator[](size_t p) const { return v[p]; }
+  bool operator==(const TemplateValues& o) const { return count == o.count && std::equal(v, v + count, o.v); }
+  bool operator<(const TemplateValues& o) const {
+    return std::lexicographical_compare(v, v + count, o.v, o.v + o.count);
+  }
+};
 
 enum class TemplateParamKind : uint8_t {
   Type,   // typename T: an element type, or (used as a Tensor's third argument) an index type
@@ -38,7 +63,7 @@ struct TemplateRef {
 };
 
 // The dtype a scalar argument is passed as, once `values` are deduced.
-inline DType scalar_type(const TemplateRef& element, const std::vector<int>& values) {
+inline DType scalar_type(const TemplateRef& element, const TemplateValues& values) {
   if (!element.deduced()) return DType(element.value);
   const int v = values[size_t(element.param)];
   if (element.index_typed()) return v == 64 ? DType::Int64 : DType::Int32;
@@ -77,18 +102,18 @@ struct TensorView {
 };
 
 struct Deduction {
-  std::vector<int> values;        // per template parameter: a DType, an int, or 32 / 64 for an index type
-  std::vector<TensorView> views;  // per kernel argument (meaningful for tensors)
+  TemplateValues values;              // per template parameter: a DType, an int, or 32 / 64 for an index type
+  TensorView views[kMaxTemplateArgs];  // per kernel argument (meaningful for tensors)
 };
 
-// Fills every template parameter from `args` (one per signature argument)
+// Fills every template parameter from `args` (sig.args.size() of them, one per signature argument)
 // and `forced` (one per template parameter, kNotGiven where not forced):
 // element types from the arrays; a Dims parameter is the dimension count left
 // after collapsing every tensor declared with it together (they must share a
 // shape); an Index type is int32_t when every offset of its tensors fits in
 // 31 bits. Throws ArgError naming the argument or template parameter.
-Deduction deduce_template(const TemplateSignature& sig, const std::vector<CallArgument>& args,
-                          const std::vector<int>& forced);
+void deduce_template(const TemplateSignature& sig, const CallArgument* args, const TemplateValues& forced,
+                     Deduction& d);
 
 // "float", "3", "int32_t": template parameter `p` as the name expression spells it.
 std::string spell_template_value(const TemplateSignature& sig, const Deduction& d, int p);

@@ -205,6 +205,8 @@ def test_name_expressions_each_lower_to_their_own_function():
     ("template <typename T> __global__ void k(jitops::Tensor<T, T, int32_t> y) {}", "Dims"),
     ("template <typename T> __global__ void k(T& y) {}", "a jitops::Tensor, a pointer or a number"),
     ("template <typename T> __global__ void other(T* y) {}", "no '__global__ void k"),
+    ("template <" + ", ".join(f"int N{i}" for i in range(17)) + "> __global__ void k(float* y) {}",
+     "at most 16 template parameters"),
 ])
 def test_signature_parser_refuses_what_it_cannot_fill(src, message):
     with pytest.raises(ValueError, match=message):

@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -28,6 +29,7 @@
 namespace py = pybind11;
 
 namespace jitops {
+static_assert(kMaxTemplateArgs == LaunchPlan::kMaxKernelParams, "a Template's arguments are a kernel's parameters");
 namespace {
 
 struct Tunable {
@@ -51,23 +53,31 @@ class TemplateKernel {
 
   // The instance of the deduced template arguments, registered the first time
   // (later calls find it by the values alone: no name expression to build).
+  // The last one found is read without the lock: map nodes never move.
   const Instance& instance(const Deduction& d) {
+    const Entry* last = last_.load(std::memory_order_acquire);
+    if (last && last->first == d.values) return last->second;
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = instances_.find(d.values);
-    if (it != instances_.end()) return it->second;
-    UserProgram p;
-    p.name = sig.kernel;
-    p.code = code;
-    p.with_tensor_header = true;
-    p.options = options;
-    p.name_expressions = {template_name_expression(sig, d)};
-    const int id = register_user_program(p);
-    return instances_.emplace(d.values, Instance{id, p.name_expressions[0]}).first->second;
+    if (it == instances_.end()) {
+      UserProgram p;
+      p.name = sig.kernel;
+      p.code = code;
+      p.with_tensor_header = true;
+      p.options = options;
+      p.name_expressions = {template_name_expression(sig, d)};
+      const int id = register_user_program(p);
+      it = instances_.emplace(d.values, Instance{id, p.name_expressions[0]}).first;
+    }
+    last_.store(&*it, std::memory_order_release);
+    return it->second;
   }
 
  private:
+  typedef std::map<TemplateValues, Instance>::value_type Entry;
   std::mutex mutex_;
-  std::map<std::vector<int>, Instance> instances_;
+  std::map<TemplateValues, Instance> instances_;
+  std::atomic<const Entry*> last_{nullptr};
 };
 
 uint64_t fnv(uint64_t h, uint64_t v) {
@@ -111,8 +121,8 @@ void plan_launch(const TemplateKernel& t, PyObject* grid_arg, PyObject* block_ar
 
 // template_args: template parameter -> value (the Python side turned dtype
 // and type names into DType codes and index types into 32 / 64).
-std::vector<int> forced_values(const TemplateKernel& t, PyObject* template_args) {
-  std::vector<int> forced(t.sig.params.size(), kNotGiven);
+TemplateValues forced_values(const TemplateKernel& t, PyObject* template_args) {
+  TemplateValues forced = TemplateValues::not_given(t.sig.params.size());
   if (!template_args || template_args == Py_None) return forced;
   py::dict d = py::reinterpret_borrow<py::dict>(template_args);
   for (auto item : d) {
@@ -126,8 +136,7 @@ std::vector<int> forced_values(const TemplateKernel& t, PyObject* template_args)
 const char* const kNames[] = {"kernel", "args", "grid", "block", "shared_mem", "stream", "template_args", "_explain"};
 const FastSignature kTemplateLaunch{"template_launch", kNames, 8, 8, 2, false};
 
-py::object template_launch_body(PyObject* const* p) {
-  TemplateKernel& t = py::handle(p[0]).cast<TemplateKernel&>();
+py::object template_launch_body(TemplateKernel& t, PyObject* const* p) {
   const int explain_arch = p[7] ? int(int_arg(p[7], "_explain")) : -1;
   if (!PyTuple_Check(p[1])) throw std::logic_error("template_launch: args must be a tuple");
   const size_t n = size_t(PyTuple_GET_SIZE(p[1]));
@@ -159,7 +168,7 @@ py::object template_launch_body(PyObject* const* p) {
   }
   CallArrays call(operands, count, p[5] ? py::handle(p[5]) : py::none());
   enter_call(call);
-  std::vector<CallArgument> args(n);
+  CallArgument args[kMaxTemplateArgs];
   for (size_t i = 0; i < n; ++i) {
     PyObject* v = PyTuple_GET_ITEM(p[1], i);
     if (slot[i] >= 0) {
@@ -173,11 +182,12 @@ py::object template_launch_body(PyObject* const* p) {
     }
   }
   // Tunable parameters the caller did not fix start at their default.
-  std::vector<int> forced = forced_values(t, p[6]);
-  std::vector<int> values = forced;
+  const TemplateValues forced = forced_values(t, p[6]);
+  TemplateValues values = forced;
   for (const Tunable& u : t.tunables)
     if (values[size_t(u.param)] == kNotGiven) values[size_t(u.param)] = u.values[0];
-  Deduction d = deduce_template(t.sig, args, values);
+  Deduction d;
+  deduce_template(t.sig, args, values, d);
   // The call's GPU by reference (a copy of DeviceInfo copies its name); a description only to explain.
   DeviceInfo described;
   const bool launching = explain_arch < 0 && call.device() >= 0;
@@ -191,7 +201,7 @@ py::object template_launch_body(PyObject* const* p) {
       break;
     }
   const bool explicit_launch = p[2] && p[2] != Py_None;
-  if (!explicit_launch && !(n > 0 && std::any_of(args.begin(), args.end(), [](const CallArgument& a) { return a.array; })))
+  if (!explicit_launch && !std::any_of(args, args + n, [](const CallArgument& a) { return a.array; }))
     throw value_error("grid: " + t.sig.kernel + " has no array argument to size its launch by; pass grid= and block=");
   // Tuning: the point is the template, the deduced arguments (tunables aside) and the size.
   LaunchTuning heuristic;
@@ -224,7 +234,7 @@ py::object template_launch_body(PyObject* const* p) {
           changed = true;
         }
       }
-      if (changed) d = deduce_template(t.sig, args, values);
+      if (changed) deduce_template(t.sig, args, values, d);
     }
   } else {
     plan.tuning.config = heuristic;
@@ -287,26 +297,54 @@ py::object template_launch_body(PyObject* const* p) {
 
 }  // namespace
 
+namespace {
+
+// One launch of `t` with the 8 parameters of kTemplateLaunch; host operands go
+// to jitops.template._launch_on_host with the call's own arguments.
+PyObject* launch(TemplateKernel& t, PyObject* const* params, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  autotune_requested();  // drops a request left by a call that failed after planning
+  try {
+    PyObject* result = template_launch_body(t, params).release().ptr();
+    if (autotune_requested()) {
+      py::object owned = py::reinterpret_steal<py::object>(result);
+      py::module_::import("jitops.template").attr("_autotune")(py::handle(params[0]), py::handle(params[1]));
+      return owned.release().ptr();
+    }
+    return result;
+  } catch (const HostOperands&) {
+    PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;  // see fastcall.cpp
+    PyObject* host = storage.call_once_and_store_result([] {
+                              return py::object(py::module_::import("jitops.template").attr("_launch_on_host"));
+                            }).get_stored().ptr();
+    return PyObject_Vectorcall(host, args, nargsf, kwnames);
+  }
+}
+
+}  // namespace
+
 PyObject* template_launch(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   try {
     PyObject* params[16];
     parse_fast_args(kTemplateLaunch, args, nargs, kwnames, params);
-    autotune_requested();  // drops a request left by a call that failed after planning
-    try {
-      PyObject* result = template_launch_body(params).release().ptr();
-      if (autotune_requested()) {
-        py::object owned = py::reinterpret_steal<py::object>(result);
-        py::module_::import("jitops.template").attr("_autotune")(py::handle(params[0]), py::handle(params[1]));
-        return owned.release().ptr();
-      }
-      return result;
-    } catch (const HostOperands&) {
-      PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;  // see fastcall.cpp
-      PyObject* host = storage.call_once_and_store_result([] {
-                                return py::object(py::module_::import("jitops.template").attr("_launch_on_host"));
-                              }).get_stored().ptr();
-      return PyObject_Vectorcall(host, args, size_t(nargs), kwnames);
-    }
+    return launch(py::handle(params[0]).cast<TemplateKernel&>(), params, args, size_t(nargs), kwnames);
+  } catch (...) {
+    return translate_current_exception();
+  }
+}
+
+void* template_kernel_pointer(PyObject* kernel) {
+  try {
+    return &py::handle(kernel).cast<TemplateKernel&>();
+  } catch (...) {
+    translate_current_exception();
+    return nullptr;
+  }
+}
+
+PyObject* template_launch_positional(void* kernel, PyObject* const* params) {
+  try {
+    PyObject* all[8] = {params[0], params[1], params[2], params[3], params[4], params[5], nullptr, nullptr};
+    return launch(*static_cast<TemplateKernel*>(kernel), all, params, 6, nullptr);
   } catch (...) {
     return translate_current_exception();
   }
@@ -366,6 +404,9 @@ void bind_templates(py::module_& m) {
                t->tunables.push_back(Tunable{q[0].cast<int>(), q[1].cast<std::vector<int>>()});
              }
              if (t->tunables.size() > 4) throw value_error("tunable: at most 4 tunable template parameters");
+             if (t->sig.params.size() > size_t(kMaxTemplateParams))
+               throw value_error("code: at most " + std::to_string(kMaxTemplateParams) + " template parameters (got " +
+                                 std::to_string(t->sig.params.size()) + ")");
              uint64_t h = 1469598103934665603ull;
              for (char c : t->sig.kernel + '\0' + t->code) h = fnv(h, uint8_t(c));
              for (const std::string& o : t->options) for (char c : o) h = fnv(h, uint8_t(c));

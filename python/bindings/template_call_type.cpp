@@ -15,7 +15,9 @@ namespace {
 
 struct TemplateCallObject {
   PyObject_HEAD
-  PyObject* kernel;  // _core.TemplateKernel, set by jitops.Template.__init__ as self._kernel
+  PyObject* kernel;      // _core.TemplateKernel, set by jitops.Template.__init__ as self._kernel
+  PyObject* cached_for;  // the kernel object `cached` was taken from (held: no other object takes its address)
+  void* cached;          // its C++ kernel: the pybind11 cast done once, not every call
 };
 
 PyObject* python_call(PyObject* self, PyObject* args, PyObject* kwargs) {
@@ -61,7 +63,17 @@ PyObject* call(PyObject* self, PyObject* args, PyObject* kwargs) {
       params[slot] = value;
     }
   }
-  PyObject* result = template_launch(nullptr, params, 6, nullptr);
+  if (t->cached_for != t->kernel) {
+    void* kernel = template_kernel_pointer(t->kernel);
+    if (!kernel) return nullptr;
+    Py_INCREF(t->kernel);
+    Py_XSETREF(t->cached_for, t->kernel);
+    t->cached = kernel;
+  }
+  PyObject* held = t->cached_for;  // alive through the launch, whatever another thread does to _kernel
+  Py_INCREF(held);
+  PyObject* result = template_launch_positional(t->cached, params);
+  Py_DECREF(held);
   if (!result && PyErr_ExceptionMatches(compile_error)) {
     PyErr_Clear();  // compiling failed before anything ran: the Python path repeats it and words the error
     return python_call(self, args, kwargs);
@@ -71,6 +83,7 @@ PyObject* call(PyObject* self, PyObject* args, PyObject* kwargs) {
 
 void dealloc(PyObject* self) {
   Py_CLEAR(reinterpret_cast<TemplateCallObject*>(self)->kernel);
+  Py_CLEAR(reinterpret_cast<TemplateCallObject*>(self)->cached_for);
   Py_TYPE(self)->tp_free(self);
 }
 
