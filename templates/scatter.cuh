@@ -247,6 +247,56 @@ __device__ __forceinline__ void combine_runs(const P& p, const bool (&valid)[Unr
   }
 }
 
+// 16-bit float adds of a warp's lanes that share a destination, in any
+// order (__match_any_sync), are summed in float and applied by the group's
+// first lane. A hot destination otherwise takes one float16 rounding per
+// term: ~4M terms into each of 8 rows (31M values) stalled at twice PyTorch's
+// error in one run and within it in another; the groups' sums round once per
+// group, and the atomics drop by the group's size. Each round of the tree
+// adds the next remaining peer's partial; lanes of odd rank are then spent.
+template <typename T> struct IsNarrowFloat {
+  static constexpr bool value = same_type<T, __half>::value || same_type<T, __nv_bfloat16>::value;
+};
+
+template <typename T, int Unroll, typename P, typename IndexT>
+__device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Unroll], const bool (&bad)[Unroll],
+                                              const IndexT (&raw)[Unroll], const typename P::Stride (&off)[Unroll][4],
+                                              Pack<T, 1> (&src)[Unroll], bool (&merged)[Unroll]) {
+  typedef typename P::Stride Stride;
+  const unsigned active = __activemask();
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  const unsigned below = (1u << lane) - 1u;
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k) {
+    const bool live = valid[k] && !bad[k] && !merged[k];
+    const Stride dest = live ? off[k][0] + (Stride)(int64_t)raw[k] * p.axis_stride : Stride(0);
+    const unsigned lives = __ballot_sync(active, live);
+    // Only warps where some lane repeats its lower neighbour's destination
+    // (sorted runs, a few hot destinations) pay for the match and the tree;
+    // spread destinations pay one shuffle and two votes a unit.
+    const Stride below_dest = __shfl_up_sync(active, dest, 1);
+    const bool repeats = live && lane > 0 && ((lives >> (lane - 1)) & 1u) && below_dest == dest;
+    if (!__any_sync(active, repeats)) continue;
+    unsigned peers = __match_any_sync(active, dest) & lives;
+    if (!live) peers = 0;
+    unsigned higher = peers & ~below & ~(1u << lane);
+    unsigned rank = __popc(peers & below);
+    float v = to_float(src[k].v[0]);
+    while (__any_sync(active, higher != 0)) {
+      const int next = __ffs(higher);  // 0: none left
+      const float other = __shfl_sync(active, v, next ? next - 1 : 0);
+      if (next) v += other;
+      higher &= ~__ballot_sync(active, rank & 1u);
+      rank >>= 1;
+    }
+    if (live) {
+      if (__popc(peers & below) == 0) src[k].v[0] = T(v);
+      else merged[k] = true;
+    }
+  }
+}
+
 // Pass 2 and 3 for Unroll units whose index loads are done.
 // `position_of(k)` gives unit k's position in the index, for the report.
 // LanesShareRows: a warp's lanes walk the units in order (the linear walk), so
@@ -292,6 +342,8 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
   }
   if constexpr (Vec == 1 && (IsCasOp<T, Op>::value || (LanesShareRows && CombinesNativeRuns<T, Op>::value)))
     combine_runs<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
+  if constexpr (Vec == 1 && Op == kScatterAdd && LanesShareRows && IsNarrowFloat<T>::value)
+    combine_peers<T, Unroll>(p, valid, bad, raw, off, src, merged);
 #pragma unroll
   for (int k = 0; k < Unroll; ++k) {
     if (valid[k] && !bad[k] && !merged[k]) {

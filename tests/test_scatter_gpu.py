@@ -386,3 +386,26 @@ def test_sorted_and_repeated_indices(dtype, kind):
                 expect_reduced(self_t, before, pos, terms, reduce, include_self, dtype)
             except AssertionError as e:
                 raise AssertionError(f"reduce={reduce} include_self={include_self} width={width}: {e}") from None
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_hot_16_bit_sums_round_once_a_warp_group(dtype):
+    """Ones added into two elements: 16-bit atomics alone stop at 2048 in float16 (2049 rounds back to it)
+    and at 256 in bfloat16, as PyTorch's do. The lanes of a warp that share a destination are summed in
+    float first, so each element receives multiples of 16 and the sums are exact. The index goes in pairs
+    (3, 3, 5, 5, ...): one element's group in a warp spans eight runs, not one."""
+    each = {"float16": 8192, "bfloat16": 4096}[dtype]  # multiples of 16 are exact up to here
+    tdtype = getattr(torch, dtype)
+    ones = torch.ones(2 * each, dtype=tdtype, device=DEVICE)
+    index = torch.tensor([3, 3, 5, 5], device=DEVICE).repeat(each // 2)
+    for name, call in [
+        ("scatter_add_", lambda s: jitops.scatter_add_(s, 0, index, ones)),
+        ("index_add_", lambda s: jitops.index_add_(s, 0, index.int(), ones)),
+        ("scatter_reduce_ sum", lambda s: jitops.scatter_reduce_(s, 0, index, ones, "sum", include_self=False)),
+    ]:
+        self_t = torch.full((8,), 7, dtype=tdtype, device=DEVICE)
+        self_t[3] = self_t[5] = float("nan") if name == "scatter_reduce_ sum" else 0
+        call(self_t)
+        got = host(self_t).astype(np.float64)
+        assert got[3] == got[5] == each, f"{name}: {got[3]}, {got[5]} for {each} ones each"
+        assert np.all(np.delete(got, [3, 5]) == 7), name
