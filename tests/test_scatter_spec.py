@@ -167,6 +167,11 @@ def test_hot_destinations_spread_the_updates_in_flight():
     (r,) = plans("index_copy_", V([8, 1136195], "complex64", strides=[2272390, 1]), 1, V([893146], "int32"),
                  V([8, 893146], "complex64"))
     assert r["spec"]["unroll"] == 1 and params_of(r).rows_first == 0
+    # ... and the grid's rows are the rows, not capped at the waves (a thread looping over rows a grid apart
+    # kept 8 rows of 5.4 MB in flight)
+    (r,) = plans("scatter_add_", V([64, 681209], "float64"), 1, V([64, 524288], "int64"),
+                 V([64, 524288], "float64"))
+    assert r["spec"]["unroll"] == 1 and r["grid"] == (2048, 64, 1) and params_of(r).rows_first == 0
     # along dim 0 the columns reach distinct elements: x first
     (r,) = plans("scatter_add_", V([23297, 77], "float32"), 0, V([131072, 77], "int32"),
                  V([131072, 77], "float32"))

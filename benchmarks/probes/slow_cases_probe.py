@@ -1,4 +1,4 @@
-"""The sweep's slowest cases (seeds 20-23) rebuilt by hand, jitops beside PyTorch under the bench's timing;
+"""The sweep's slowest cases (seeds 20-23, and 26-27's unprofiled ones) rebuilt by hand, jitops beside PyTorch under the bench's timing;
 with --once NAME each side runs once after a warm-up, for ncu's counters (NOTES 64)."""
 
 import sys
@@ -90,6 +90,30 @@ def expanded_rows_f32(rows=9451, mode=1):
     return make
 
 
+def full_index_f64():
+    x = torch.randn(64, 681209, dtype=torch.float64, device=dev, generator=g)
+    src = torch.randn(64, 524288, dtype=torch.float64, device=dev, generator=g)
+    idx = torch.randint(0, 681209, (64, 524288), device=dev, generator=g)
+    a, b = x.clone(), x.clone()
+    return lambda: jitops.scatter_add_(a, 1, idx, src), lambda: b.scatter_add_(1, idx, src)
+
+
+def narrow_rows_f64():
+    x = torch.randn(20250, 8, dtype=torch.float64, device=dev, generator=g)
+    src = torch.randn(1387460, 8, dtype=torch.float64, device=dev, generator=g)
+    idx = torch.randint(0, 20250, (1387460, 1), device=dev, generator=g).expand(1387460, 8)
+    a, b = x.clone(), x.clone()
+    idx32 = idx.int()
+    return lambda: jitops.scatter_add_(a, 0, idx32, src), lambda: b.scatter_add_(0, idx, src)
+
+
+def fill_int64_repeated():
+    x = torch.zeros(8388608, 13, dtype=torch.int64, device=dev)
+    x_ref = x.clone()
+    idx = hot(40, 13, pool=8)
+    return lambda: jitops.index_fill_(x, 1, idx.int(), 7), lambda: x_ref.index_fill_(1, idx, 7)
+
+
 CASES = {
     "fill_1d_hot": fill_1d,
     **{f"fill_transposed_{''.join(map(str, o))}": fill_transposed(list(o))
@@ -99,6 +123,9 @@ CASES = {
     "scatter_add_bf16_repeated": bf16_repeated,
     "prod_f16_column": prod_f16_column,
     "expanded_rows_f32_42": expanded_rows_f32(),
+    "full_index_f64_dim1": full_index_f64,
+    "narrow_rows_f64": narrow_rows_f64,
+    "fill_int64_13_repeated": fill_int64_repeated,
     **{f"rows_{r}_into_42_mode{m}": expanded_rows_f32(r, m) for r in (9451, 20000, 42000, 100000, 400000)
        for m in (0, 1)},
 }
