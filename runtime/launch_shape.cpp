@@ -18,15 +18,15 @@ unsigned next_pow2(int64_t v) {
 }  // namespace
 
 LaunchShape choose_launch_shape(const IterationSpace& s, const DeviceInfo& device, const LaunchTuning& tuning,
-                                bool one_row_block) {
+                                bool one_row_block, unsigned max_lanes_x) {
   LaunchShape shape;
   const int ndim = s.ndim;
   shape.dims = ndim <= 3 ? ndim : 0;
   const bool two_d = shape.dims == 2;
   const int64_t rows = s.sizes[0], cols = two_d ? s.sizes[1] : 1;
   const unsigned bx = !two_d ? unsigned(tuning.threads)
-                      : cols <= 32 ? next_pow2(cols)
-                                   : unsigned(std::min<int64_t>((cols + 31) / 32 * 32, tuning.threads));
+                      : std::min(max_lanes_x, cols <= 32 ? next_pow2(cols)
+                                                         : unsigned(std::min<int64_t>((cols + 31) / 32 * 32, tuning.threads)));
   const unsigned by = !two_d || one_row_block ? 1u : std::max(1u, unsigned(tuning.threads) / bx);
   const int64_t gx = two_d ? (cols + bx - 1) / bx : 1;
   auto blocks_at = [&](int unroll) {

@@ -31,7 +31,9 @@ struct LaunchShape {
 
 // `one_row_block`: in the 2-D layout, one block row walks every row (each
 // thread loads each row's index once: PyTorch's small-index regime).
+// `max_lanes_x`: in the 2-D layout, the most threads along the inner dim (a
+// power of two); the rest of the block takes further rows.
 LaunchShape choose_launch_shape(const IterationSpace& space, const DeviceInfo& device, const LaunchTuning& tuning,
-                                bool one_row_block = false);
+                                bool one_row_block = false, unsigned max_lanes_x = 1024);
 
 }  // namespace jitops

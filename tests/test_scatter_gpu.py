@@ -409,3 +409,34 @@ def test_hot_16_bit_sums_round_once_a_warp_group(dtype):
         got = host(self_t).astype(np.float64)
         assert got[3] == got[5] == each, f"{name}: {got[3]}, {got[5]} for {each} ones each"
         assert np.all(np.delete(got, [3, 5]) == 7), name
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_a_few_bytes_apart_from_a_transposed_source(dtype):
+    """index_add_ and index_copy_ along dim 0 of a self sliced with a step (its rows 2 elements apart) from a
+    transposed source: the plan narrows a warp's lanes along the index to one sector of the source and
+    spreads the rest over rows (tests/test_scatter_spec.py). Odd sizes, so that the tiles have ragged edges."""
+    rng = np.random.default_rng(seed("rows apart", dtype))
+    rows, cols, n = 37, 301, 23
+    for op in ("index_add_", "index_copy_"):
+        base = device_tensor(rng, (rows, 2 * cols + 1), dtype, "contiguous")
+        self_t = base[:, 1::2]
+        src_t = device_tensor(rng, (cols, n), dtype, "contiguous").t()
+        idx = rng.integers(0, rows, n) if op == "index_add_" else rng.permutation(rows)[:n]
+        before, src_h, base_before = host(self_t), host(src_t), host(base)
+        index = torch.from_numpy(idx.astype(np.int32)).to(DEVICE)
+        if op == "index_copy_":
+            jitops.index_copy_(self_t, 0, index, src_t)
+            ref = before.copy()
+            ref[idx] = src_h
+            np.testing.assert_array_equal(host(self_t), ref)
+        elif dtype in EPS:
+            jitops.index_add_(self_t, 0, index, src_t, alpha=0.75)
+            ref, bound = accumulate_reference(before, idx, src_h * round_to(0.75, dtype), dtype)
+            check_float(self_t, ref, bound, dtype)
+        else:
+            jitops.index_add_(self_t, 0, index, src_t, alpha=3)
+            ref = before.copy()
+            np.add.at(ref, idx, (src_h * 3).astype(dtype))
+            np.testing.assert_array_equal(host(self_t), ref)
+        np.testing.assert_array_equal(host(base)[:, 0::2], base_before[:, 0::2])  # the gaps stay untouched

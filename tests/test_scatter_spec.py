@@ -157,6 +157,41 @@ def test_index_runs_of_self_order_the_walk():
     assert walk(r) == ([4096, 5], [16, 0])
 
 
+def test_rows_a_few_bytes_apart_in_self_share_a_warp():
+    """Where each lane of a row reaches its own destination through the index and self's rows lie a few
+    bytes apart, a warp's lanes along the index are the fewest sectors read plus twice written: the rest of
+    the warp takes further rows, whose writes share sectors."""
+    # index_add_ into a sliced self (rows 8 bytes apart) from a transposed source (seed 31, 0.52x at 32
+    # lanes): 8 lanes read one sector of src, 4 rows of 8 bytes fill one sector of self
+    self_ = V([256, 65536], "float32", strides=[131073, 2])
+    src = V([166, 65536], "float32", strides=[1, 166])
+    (r,) = plans("index_add_", self_, 0, V([166], "int32"), src, alpha=0.5)
+    assert walk(r) == ([65536, 166], [2, 0])
+    assert r["block"] == (8, 32, 1) and r["grid"] == (21, 2048, 1)
+    # float16 (rows 4 bytes apart): 8 rows fill a sector of self, its 4 lanes read half of src's
+    (r,) = plans("index_add_", V([256, 65536], "float16", strides=[131073, 2]), 0, V([166], "int32"),
+                 V([166, 65536], "float16", strides=[1, 166]))
+    assert r["block"] == (4, 64, 1)
+    # float64 (rows 16 bytes apart): 2 rows fill a sector; 16 lanes read 4 whole sectors of src
+    (r,) = plans("index_copy_", V([256, 4096], "float64", strides=[8192, 2]), 0, V([100], "int64"),
+                 V([100, 4096], "float64", strides=[1, 100]))
+    assert r["block"] == (16, 16, 1)
+    # rows 64 bytes or more apart (a contiguous self, along dim 1) keep the row across the warp
+    (r,) = plans("index_add_", V([4096, 4096], "float32"), 1, V([1000], "int64"), V([4096, 1000], "float32"))
+    assert r["block"][0] >= 32
+
+
+def test_units_a_thread_leave_the_grid_a_wave():
+    """Adds whose index runs along the rows take up to 8 units a thread where terms pile up (64 or more a
+    destination), but no more than leave a wave of threads (132 SMs x 2048 on sm_90)."""
+    call = lambda rows: ("scatter_add_", V([3322, 3], "int32"), 0, V([rows, 3], "int32", strides=[1, 0]),
+                         V([rows, 3], "int32"))
+    (r,) = plans(*call(289477))  # seed 32's 0.79x: 868431 units, a wave at 2 a thread
+    assert r["spec"]["unroll"] == 2
+    (r,) = plans(*call(4 << 20))
+    assert r["spec"]["unroll"] == 8
+
+
 def test_hot_destinations_spread_the_updates_in_flight():
     """Blocks of the 2-D walk go row-major where self moves along a row only through the index, and
     compare-and-swap updates with many terms a destination take 8 units a thread, not 1."""

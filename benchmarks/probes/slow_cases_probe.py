@@ -114,6 +114,54 @@ def fill_int64_repeated():
     return lambda: jitops.index_fill_(x, 1, idx.int(), 7), lambda: x_ref.index_fill_(1, idx, 7)
 
 
+
+def index_add_transposed_src(dtype=torch.float32):
+    """Seed 31: index_add_ into a sliced self (rows 8 bytes apart) from a transposed source, 166 hot indices."""
+    def make():
+        store = torch.randn(33554688, device=dev, generator=g).to(dtype)
+        a = store.as_strided((256, 65536), (131073, 2), 1)
+        b = store.clone().as_strided((256, 65536), (131073, 2), 1)
+        src = torch.randn(65536, 166, device=dev, generator=g).to(dtype).t()
+        idx = hot(166, 256, torch.int32)
+        return (lambda: jitops.index_add_(a, 0, idx, src, alpha=0.5),
+                lambda: b.index_add_(0, idx, src, alpha=0.5))
+    return make
+
+
+def narrow_rows_int32(config=None, hot_pool=0):
+    """Seed 32: int32 rows of 3 from 289477 random rows into 3322 (0.79x), under a forced configuration;
+    with hot_pool, the rows go to that many destinations only."""
+    def make():
+        x = torch.randint(-100, 100, (3322, 3), dtype=torch.int32, device=dev, generator=g)
+        src = torch.randint(-100, 100, (289477, 3), dtype=torch.int32, device=dev, generator=g)
+        idx = (hot(289477, 3322, pool=hot_pool) if hot_pool else
+               torch.randint(0, 3322, (289477,), device=dev, generator=g)).int()[:, None].expand(289477, 3)
+        idx64 = idx.long()
+        a, b = x.clone(), x.clone()
+        run = (lambda f: jitops._core._tuning_run(f, config)) if config else (lambda f: f())
+        return lambda: run(lambda: jitops.scatter_add_(a, 0, idx, src)), lambda: b.scatter_add_(0, idx64, src)
+    return make
+
+
+def rows_f32(rows, dests, mode, order="sorted"):
+    """Seed 31: float32 rows of 300 with a sorted index (0.89x at 1.6 rows a destination); row sums (mode 1)
+    against atomics (mode 0) as the rows a destination grow, with the index sorted or random."""
+    def make():
+        x = torch.randn(dests, 300, device=dev, generator=g)
+        src = torch.randn(rows, 300, device=dev, generator=g)
+        idx = torch.randint(0, dests, (rows,), device=dev, generator=g)
+        idx = (idx.sort().values if order == "sorted" else idx).int()[:, None].expand(rows, 300)
+        idx64 = idx.long()
+        a, b = x.clone(), x.clone()
+
+        def ours():
+            jitops._core._set_row_sum_mode(mode)
+            jitops.scatter_add_(a, 0, idx, src)
+            jitops._core._set_row_sum_mode(1)
+        return ours, lambda: b.scatter_add_(0, idx64, src)
+    return make
+
+
 CASES = {
     "fill_1d_hot": fill_1d,
     **{f"fill_transposed_{''.join(map(str, o))}": fill_transposed(list(o))
@@ -128,6 +176,15 @@ CASES = {
     "fill_int64_13_repeated": fill_int64_repeated,
     **{f"rows_{r}_into_42_mode{m}": expanded_rows_f32(r, m) for r in (9451, 20000, 42000, 100000, 400000)
        for m in (0, 1)},
+    "index_add_transposed_src_f32": index_add_transposed_src(),
+    "index_add_transposed_src_f16": index_add_transposed_src(torch.float16),
+    "narrow_rows_int32": narrow_rows_int32(),
+    **{f"narrow_rows_int32_t{t}_u{u}": narrow_rows_int32(f"threads={t} unroll={u} waves=16 vector=16")
+       for t in (128, 256, 512) for u in (1, 2, 4, 8)},
+    **{f"{o}_rows_f32_{d}_mode{m}": rows_f32(208171, d, m, o) for d in (131648, 70000, 35000, 17000)
+       for m in (0, 1) for o in ("sorted", "random")},
+    **{f"hot_narrow_rows_int32_u{u}": narrow_rows_int32(f"threads=256 unroll={u} waves=16 vector=16", hot_pool=8)
+       for u in (1, 2, 4, 8)},
 }
 
 if __name__ == "__main__":
