@@ -320,19 +320,29 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
     }
   }
   // Heavy duplicates: units of this thread that land on the same element are
-  // summed here first, so a hot row takes one atomic per thread, not Unroll.
+  // combined here first, so a hot row takes one atomic per thread, not Unroll.
+  // Products, max and min too: their compare-and-swap loops contend on a hot
+  // element, and a thread's 8 units in turn still made every one of them
+  // (float32 products of 232 rows of 32 into one row: 97 us against
+  // PyTorch's 84, seed 31).
   bool merged[Unroll];
 #pragma unroll
   for (int k = 0; k < Unroll; ++k) merged[k] = false;
-  if constexpr (Op == kScatterAdd && Unroll > 1) {
+  constexpr bool kMergesUnits = Op == kScatterAdd || Op == kScatterMul || Op == kScatterMax || Op == kScatterMin;
+  if constexpr (kMergesUnits && Unroll > 1) {
 #pragma unroll
     for (int k = 1; k < Unroll; ++k) {
 #pragma unroll
       for (int j = 0; j < k; ++j) {
         if (!merged[k] && valid[k] && !bad[k] && valid[j] && !bad[j] && !merged[j] &&
             off[k][0] + (Stride)(int64_t)raw[k] * p.axis_stride == off[j][0] + (Stride)(int64_t)raw[j] * p.axis_stride) {
+          if constexpr (Op == kScatterAdd) {
 #pragma unroll
-          for (int e = 0; e < Vec; ++e) src[j].v[e] = add_op(src[j].v[e], src[k].v[e]);
+            for (int e = 0; e < Vec; ++e) src[j].v[e] = add_op(src[j].v[e], src[k].v[e]);
+          } else {  // Vec is 1 for these; combined as a run is (RunValue)
+            typedef typename RunValue<T>::type A;
+            src[j].v[0] = T(combine<Op>(A(src[j].v[0]), A(src[k].v[0])));
+          }
           merged[k] = true;
         }
       }
