@@ -182,14 +182,19 @@ def test_rows_a_few_bytes_apart_in_self_share_a_warp():
 
 
 def test_units_a_thread_leave_the_grid_a_wave():
-    """Adds whose index runs along the rows take up to 8 units a thread where terms pile up (64 or more a
-    destination), but no more than leave a wave of threads (132 SMs x 2048 on sm_90)."""
-    call = lambda rows: ("scatter_add_", V([3322, 3], "int32"), 0, V([rows, 3], "int32", strides=[1, 0]),
-                         V([rows, 3], "int32"))
-    (r,) = plans(*call(289477))  # seed 32's 0.79x: 868431 units, a wave at 2 a thread
-    assert r["spec"]["unroll"] == 2
-    (r,) = plans(*call(4 << 20))
-    assert r["spec"]["unroll"] == 8
+    """Adds whose index runs along the rows take 8 units a thread where terms pile up (64 or more a
+    destination) and the units are packs or 8-byte elements; single elements of 4 bytes or less keep 4
+    (their merge of 8 held 71 registers). Either way no more than leave a wave of threads (132 SMs x 2048
+    on sm_90)."""
+    def unroll(dtype, rows, width):
+        (r,) = plans("scatter_add_", V([3322, width], dtype), 0, V([rows, width], "int32", strides=[1, 0]),
+                     V([rows, width], dtype))
+        return r["spec"]["unroll"]
+    assert unroll("int32", 289477, 3) == 2  # seed 32's 0.79x: 868431 units, a wave at 2 a thread
+    assert unroll("int32", 4 << 20, 3) == 4
+    assert unroll("int64", 4 << 20, 3) == 8
+    assert unroll("float16", 1 << 20, 32) == 8  # packs of 8
+    assert unroll("int64", 1 << 16, 3) == 1  # 196608 units: under a wave even at 1
 
 
 def test_hot_destinations_spread_the_updates_in_flight():

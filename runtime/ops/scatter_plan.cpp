@@ -233,13 +233,18 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // 4096 x 4096). Index along the rows with many terms per destination (64 or
   // more on average): unrolled units often merge, and unroll 8 halved the
   // every-index-equal case (1307 -> 692 us); with few terms (scatter_add, ~10)
-  // unroll 8 only cost (373 -> 473 us), so the default stays.
+  // unroll 8 only cost (373 -> 473 us), so the default stays. Not for single
+  // elements of 4 bytes or less, whose merge of 8 units held 71 registers:
+  // int32 rows of 32 with 73 terms a destination ran 107 / 84 / 155-190 us
+  // (random / sorted / 8 hot rows) at 8 units, 63 / 58 / 188-233 at 4, where
+  // float16 packs of 8 ran 40 / - / 113 at 8 units, 36 / - / 222 at 4
+  // (NOTES 69).
   LaunchTuning tune = tuning;
   if (tuning.adapt_unroll && s.ndim == 2 && p.op == kScatterAdd) {
     const bool index_along_rows = s.strides[kIndexOperand][0] != 0 && s.strides[kIndexOperand][1] == 0;
     if (!index_along_rows)
       tune.unroll = 1;
-    else if (s.sizes[0] >= 64 * std::max<int64_t>(1, p.axis_size))
+    else if (s.sizes[0] >= 64 * std::max<int64_t>(1, p.axis_size) && (vec > 1 || p.element_bytes == 8))
       tune.unroll = 8;
     // Either way no more units a thread than leave the grid a wave of
     // threads: 289477 int32 rows of 3 into 3322 (87 terms a destination, none
