@@ -247,22 +247,28 @@ __device__ __forceinline__ void combine_runs(const P& p, const bool (&valid)[Unr
   }
 }
 
-// 16-bit float adds of a warp's lanes that share a destination, in any
-// order (__match_any_sync), are summed in float and applied by the group's
-// first lane. A hot destination otherwise takes one float16 rounding per
-// term: ~4M terms into each of 8 rows (31M values) stalled at twice PyTorch's
-// error in one run and within it in another; the groups' sums round once per
-// group, and the atomics drop by the group's size. Each round of the tree
-// adds the next remaining peer's partial; lanes of odd rank are then spent.
+// The lanes of a warp whose single elements share a destination, in any
+// order (__match_any_sync), are combined (in float for 16-bit floats) and
+// applied by the group's first lane. 16-bit float adds: a hot destination
+// otherwise takes one float16 rounding per term: ~4M terms into each of 8
+// rows (31M values) stalled at twice PyTorch's error in one run and within it
+// in another; the groups' sums round once per group, and the atomics drop by
+// the group's size. Compare-and-swap ops (products, floating max and min)
+// into a few hot elements: a warp's lanes over 8 random destinations made 32
+// CAS loops contending on 8 words, where runs (A A B) merged almost none
+// (bfloat16 products of 77295 values into 8 elements, 0.60x PyTorch's, seed
+// 39). Each round of the tree combines the next remaining peer's partial;
+// lanes of odd rank are then spent.
 template <typename T> struct IsNarrowFloat {
   static constexpr bool value = same_type<T, __half>::value || same_type<T, __nv_bfloat16>::value;
 };
 
-template <typename T, int Unroll, typename P, typename IndexT>
+template <typename T, int Op, int Unroll, typename P, typename IndexT>
 __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Unroll], const bool (&bad)[Unroll],
                                               const IndexT (&raw)[Unroll], const typename P::Stride (&off)[Unroll][4],
                                               Pack<T, 1> (&src)[Unroll], bool (&merged)[Unroll]) {
   typedef typename P::Stride Stride;
+  typedef typename RunValue<T>::type A;
   const unsigned active = __activemask();
   unsigned lane;
   asm("mov.u32 %0, %%laneid;" : "=r"(lane));
@@ -280,11 +286,11 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
     unsigned higher = peers & ~below & ~(1u << lane);
     if (!__any_sync(active, higher != 0)) continue;  // no two live lanes share a destination
     unsigned rank = __popc(peers & below);
-    float v = to_float(src[k].v[0]);
+    A v = A(src[k].v[0]);
     while (__any_sync(active, higher != 0)) {
       const int next = __ffs(higher);  // 0: none left
-      const float other = __shfl_sync(active, v, next ? next - 1 : 0);
-      if (next) v += other;
+      const A other = __shfl_sync(active, v, next ? next - 1 : 0);
+      if (next) v = combine<Op>(v, other);
       higher &= ~__ballot_sync(active, rank & 1u);
       rank >>= 1;
     }
@@ -348,10 +354,13 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
       }
     }
   }
-  if constexpr (Vec == 1 && (IsCasOp<T, Op>::value || (LanesShareRows && CombinesNativeRuns<T, Op>::value)))
-    combine_runs<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
-  if constexpr (Vec == 1 && Op == kScatterAdd && LanesShareRows && IsNarrowFloat<T>::value)
-    combine_peers<T, Unroll>(p, valid, bad, raw, off, src, merged);
+  // In the linear walk a warp's lanes may share destinations in any order: compare-and-swap ops and 16-bit
+  // float adds combine every group of peers; native atomics only runs (sorted indices), where a match would
+  // cost every warp of spread destinations more than the atomics it saves.
+  constexpr bool kCombinesPeers = LanesShareRows && (IsCasOp<T, Op>::value || (Op == kScatterAdd && IsNarrowFloat<T>::value));
+  constexpr bool kCombinesRuns = !kCombinesPeers && (IsCasOp<T, Op>::value || (LanesShareRows && CombinesNativeRuns<T, Op>::value));
+  if constexpr (Vec == 1 && kCombinesRuns) combine_runs<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
+  if constexpr (Vec == 1 && kCombinesPeers) combine_peers<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
 #pragma unroll
   for (int k = 0; k < Unroll; ++k) {
     if (valid[k] && !bad[k] && !merged[k]) {

@@ -361,9 +361,11 @@ def test_deterministic_is_bitwise_reproducible(dtype):
 
 
 @pytest.mark.parametrize("kind", ["sorted", "repeated"])
-@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32", "int64", "int8"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32", "int64", "int8", "int16"])
 def test_sorted_and_repeated_indices(dtype, kind):
-    """Single elements and narrow rows landing on few destinations, many terms each, every reduction."""
+    """Single elements and narrow rows landing on few destinations, many terms each, every reduction. Repeated
+    indices put a warp's lanes on five destinations in random order: the compare-and-swap ops and 16-bit adds
+    combine each group of peers before one lane applies it."""
     rng = np.random.default_rng(seed("merge", dtype, kind))
     n, dests = 100003, 3001
     idx = np.sort(rng.integers(0, dests, n)) if kind == "sorted" else rng.choice(rng.integers(0, dests, 5), n)
