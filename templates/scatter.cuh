@@ -356,9 +356,12 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
   }
   // In the linear walk a warp's lanes may share destinations in any order: compare-and-swap ops and 16-bit
   // float adds combine every group of peers; native atomics only runs (sorted indices), where a match would
-  // cost every warp of spread destinations more than the atomics it saves.
+  // cost every warp of spread destinations more than the atomics it saves. Compare-and-swap ops combine
+  // runs first: a sorted index's groups are runs, and the runs' tree is the cheaper one (float32 amax of
+  // 51120 sorted values into 2393: 17.1 us with the peers' tree alone, 15.5 with runs first, PyTorch
+  // 15.1-15.5, seed 38); the match then finds nothing left and ends.
   constexpr bool kCombinesPeers = LanesShareRows && (IsCasOp<T, Op>::value || (Op == kScatterAdd && IsNarrowFloat<T>::value));
-  constexpr bool kCombinesRuns = !kCombinesPeers && (IsCasOp<T, Op>::value || (LanesShareRows && CombinesNativeRuns<T, Op>::value));
+  constexpr bool kCombinesRuns = IsCasOp<T, Op>::value || (LanesShareRows && CombinesNativeRuns<T, Op>::value);
   if constexpr (Vec == 1 && kCombinesRuns) combine_runs<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
   if constexpr (Vec == 1 && kCombinesPeers) combine_peers<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
 #pragma unroll
