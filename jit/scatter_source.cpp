@@ -32,7 +32,8 @@ std::string scatter_body(const KernelSpec& s) {
                            : f[F::kOp] == kScatterRowScan     ? std::string("row_scan")
                            : f[F::kOp] == kScatterRowTileSort ? std::string("row_tile_sort")
                            : f[F::kOp] == kScatterRowPlace    ? "row_place<" + std::string(index_type) + ">"
-                                                              : "row_sum<" + element + ", " + vec_alpha_unroll;
+                                                              : "row_sum<" + element + ", " + index_type + ", " +
+                                                                    vec_alpha_unroll;
     return std::string("#include \"") + (is_private ? "row_private.cuh" : "row_sort.cuh") + "\"\n\n"
            "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
            "jitops_kernel(const jitops::RowSortParams p) {\n  jitops::" + op + "(p);\n}\n";

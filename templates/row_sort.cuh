@@ -9,7 +9,14 @@
 // kRowSortRun sorted rows, a destination at a time, and adds each sum with one vector
 // reduction: ~10 rows per destination means ~10x fewer atomics than one per
 // row. Work per warp is the same whatever the duplicates look like. Summation order follows the (atomic,
-// unordered) placement, as atomics would: not deterministic.
+// unordered) placement, as atomics would: not deterministic. An index that is
+// already sorted (the count pass sees it) skips the sort: the passes between
+// return at once and the sums take the rows as they lie (float64 rows of 32
+// from 1192768 sorted rows: 253 -> 220 us, PyTorch 203, seed 36). The atomic
+// kernels stay faster on sorted rows (float32 rows of 300, 208171 rows into
+// 131648: 208 against 250 us), but the planner cannot see the order, and an
+// atomic launch after the sums that ran only on a sorted index cost random
+// ones 10-15 us (benchmarks/NOTES.md item 70).
 #pragma once
 #include "jitops/row_sort_params.h"
 #include "scatter.cuh"
@@ -101,21 +108,67 @@ __device__ __forceinline__ int exclusive_scan_shared(int* counts, int n, int bas
 // Pass 1, one block per chunk of rows: its rows per tile, counted in shared
 // memory and stored plainly (chunk_tile). No atomics in L2: ending each of
 // 256 blocks with an atomic per tile for the tile totals (200K in all) cost
-// ~2 us of this pass's 10, and the totals a memset first.
+// ~2 us of this pass's 10, and the totals a memset first. It also stores
+// whether the chunk's destinations, from the row before it on, never
+// decrease and are all valid (chunk_in_order): a sorted index skips the sort.
 template <typename IndexT>
 __device__ __forceinline__ void row_count(const RowSortParams& p) {
   __shared__ int tile_rows[kRowSortMaxTiles];
   for (int t = threadIdx.x; t < p.tiles; t += blockDim.x) tile_rows[t] = 0;
   __syncthreads();
-  for_each_row_of_chunk<IndexT>(p, true, [&](int, int64_t, int d) { atomicAdd(&tile_rows[d >> kRowSortTileShift], 1); });
-  __syncthreads();
+  const IndexT* index = static_cast<const IndexT*>(p.index);
+  const int64_t begin = (int64_t)blockIdx.x * p.chunk_rows, end = min(p.rows, begin + p.chunk_rows);
+  bool out_of_order = false;  // a bad index too: the sort path skips its row
+  // Half a batch of rows, each with the row before's index (a neighbour lane's load, from L1): as many loads
+  // in flight as a batch, and the registers of one (a whole batch and its rows before took 124 registers,
+  // two blocks an SM, and the count 6 us longer on 208171 random rows).
+  constexpr int kBatch = kRowSortBatch / 2;
+  for (int64_t base = begin + threadIdx.x; base < end; base += (int64_t)kBatch * blockDim.x) {
+    int64_t v[kBatch], before[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int64_t r = base + (int64_t)k * blockDim.x;
+      if (r < end) {
+        v[k] = (int64_t)load_readonly(index + r * p.index_stride);
+        before[k] = r > 0 ? (int64_t)load_readonly(index + (r - 1) * p.index_stride) : v[k];
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int64_t r = base + (int64_t)k * blockDim.x;
+      if (r >= end) break;
+      if ((uint64_t)v[k] >= (uint64_t)p.destinations) {
+        report_bad_index(p.error, r * p.position_stride, v[k], p.destinations, p.op_code);
+        out_of_order = true;
+        continue;
+      }
+      atomicAdd(&tile_rows[v[k] >> kRowSortTileShift], 1);
+      out_of_order = out_of_order || before[k] > v[k];
+    }
+  }
+  out_of_order = __syncthreads_or(out_of_order);
   for (int t = threadIdx.x; t < p.tiles; t += blockDim.x) p.chunk_tile[(int64_t)t * p.chunks + blockIdx.x] = tile_rows[t];
+  if (threadIdx.x == 0) p.chunk_in_order[blockIdx.x] = !out_of_order;
+}
+
+// Whether every chunk was in order (count pass): the rows then lie sorted by
+// destination, all valid, and place and sort leave them where they are.
+__device__ __forceinline__ bool rows_in_order(const RowSortParams& p) {
+  bool all = true;
+  for (int c = threadIdx.x; c < p.chunks; c += blockDim.x) all = all && p.chunk_in_order[c];
+  return __syncthreads_and(all);
 }
 
 // Pass 2, one block per tile: where each chunk's rows go in the tile's bucket
 // (a scan over the chunks, from 0), and the tile's total, stored plainly.
 __device__ __forceinline__ void row_scan(const RowSortParams& p) {
   __shared__ int warp_totals[32];
+  const bool in_order = rows_in_order(p);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    *p.in_order = in_order;
+    if (in_order) *p.total = int(p.rows);
+  }
+  if (in_order) return;
   const int tile = blockIdx.x;
   int* counts = p.chunk_tile + (int64_t)tile * p.chunks;
   int position = 0;
@@ -139,6 +192,7 @@ __device__ __forceinline__ void row_scan(const RowSortParams& p) {
 // each bucket and its rows per tile (2 x tiles words), then the staged rows.
 template <typename IndexT>
 __device__ __forceinline__ void row_place(const RowSortParams& p) {
+  if (*p.in_order) return;
   extern __shared__ int place_shared[];
   int* base = place_shared;              // [tiles] this chunk's first position in each bucket
   int* local = place_shared + p.tiles;   // [tiles] its rows per tile, then where each tile's run starts in `staged`
@@ -193,6 +247,7 @@ __device__ __forceinline__ void row_place(const RowSortParams& p) {
 // (each store lands next to its neighbours'); a larger one (a few hot
 // destinations) is scattered straight into `sorted`, a transaction a row.
 __device__ __forceinline__ void row_tile_sort(const RowSortParams& p) {
+  if (*p.in_order) return;
   __shared__ int slot[kRowSortTile];
   __shared__ int warp_totals[32];
   __shared__ int2 staged[kRowSortStaged];
@@ -301,7 +356,7 @@ __device__ __forceinline__ void sum_sorted_rows(const RowSortParams& p, int2 pai
 // batch ahead. Short runs and few rows in flight a warp, so many warps a SM,
 // measured best: longer spans or more rows in flight a warp were slower
 // (benchmarks/NOTES.md item 32).
-template <typename T, int Vec, bool HasAlpha, int InFlight>
+template <typename T, typename IndexT, int Vec, bool HasAlpha, int InFlight>
 __device__ __forceinline__ void row_sum(const RowSortParams& p) {
   typedef typename RowAcc<T>::type A;
   constexpr int Half = InFlight / 2;
@@ -313,9 +368,13 @@ __device__ __forceinline__ void row_sum(const RowSortParams& p) {
   const int64_t begin = min(total, (((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5) * kRowSortRun);
   const int64_t end = min(total, begin + kRowSortRun);
   if (begin >= end) return;  // the whole warp
+  // A sorted index (count pass) is its own pairs: row i goes to index[i].
+  const bool in_order = *p.in_order;
+  const IndexT* index = static_cast<const IndexT*>(p.index);
   auto load_pairs = [&](int64_t base) {
     const int64_t i = base + lane;
-    return lane < batch && i < end ? p.sorted[i] : make_int2(-1, -1);
+    if (!(lane < batch && i < end)) return make_int2(-1, -1);
+    return in_order ? make_int2(int(i), int(load_readonly(index + i * p.index_stride))) : p.sorted[i];
   };
   const int lo_lane = group * InFlight, hi_lane = lo_lane + Half;
   for (int64_t first_unit = 0; first_unit < p.row_units; first_unit += row_lanes) {

@@ -53,8 +53,13 @@ def regimes(fn, *args, **kwargs):
     return [r["regime"] for r in jitops.explain(fn, *args, **kwargs)]
 
 
+SORTED_ROWS = ["row sums: count rows per tile of destinations", "row sums: bucket positions per tile",
+               "row sums: place rows into tile buckets", "row sums: sort each bucket by destination",
+               "row sums: sum sorted rows per destination"]
+
+
 def uses_row_sums(fn, *args, **kwargs):
-    return regimes(fn, *args, **kwargs)[-1] == "row sums: sum sorted rows per destination"
+    return regimes(fn, *args, **kwargs) == SORTED_ROWS
 
 
 @pytest.mark.parametrize("duplicates", ["distinct", "some", "all_equal"])
@@ -159,6 +164,35 @@ def test_many_chunks_and_buckets(forced, rows, destinations, width, index_dtype)
     before = host(self_t)
     jitops.index_add_(self_t, 0, idx, src_t)
     ref, bound = accumulate_reference(before, idx_h, host(src_t), "float32")
+    check_float(self_t, ref, bound, "float32")
+
+
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("order", ["sorted", "descent at a chunk's edge", "descent inside a chunk", "sorted, one bad"])
+def test_a_sorted_index_skips_the_sort(forced, order, index_dtype):
+    """A sorted index (the count pass sees every chunk in order) is summed as it lies, the sort's launches
+    returning at once; one descent, at the edge between two count blocks (4096 rows each) or inside one, or a
+    bad index, sends it through the sort."""
+    rng = np.random.default_rng(seed("sorted rows", order, index_dtype))
+    rows, destinations, width = 20000, 3000, 8
+    idx_h = np.sort(rng.integers(1, destinations, rows))
+    if order == "descent at a chunk's edge":
+        idx_h[4096] = 0
+    elif order == "descent inside a chunk":
+        idx_h[10001] = 0
+    elif order == "sorted, one bad":
+        idx_h[12345] = destinations
+    idx = torch.from_numpy(idx_h.astype(index_dtype)).to(DEVICE)
+    self_t = device_tensor(rng, (destinations, width), "float32", "contiguous")
+    src_t = device_tensor(rng, (rows, width), "float32", "contiguous")
+    assert uses_row_sums(jitops.index_add_, self_t, 0, idx, src_t)
+    before = host(self_t)
+    jitops.index_add_(self_t, 0, idx, src_t, alpha=0.5)
+    good = idx_h < destinations
+    if order == "sorted, one bad":
+        with pytest.raises(IndexError, match=r"index holds 3000 at position 12345 "):
+            jitops.synchronize()
+    ref, bound = accumulate_reference(before, idx_h[good], host(src_t)[good] * 0.5, "float32")
     check_float(self_t, ref, bound, "float32")
 
 

@@ -115,8 +115,10 @@ void set_row_sum_shape(int in_flight, int warps) {
 
 size_t RowSumLayout::scratch_words() const {
   if (private_copies) return 0;
-  // tile sums, total, tile starts, chunk counts, one word to align the pairs, bucketed and sorted pairs
-  return size_t(tiles) + 1 + size_t(tiles) + size_t(tiles) * size_t(chunks) + 1 + size_t(4 * rows);
+  // tile sums, total, tile starts, chunk counts, chunks in order, in order, one word to align the pairs,
+  // bucketed and sorted pairs
+  return size_t(tiles) + 1 + size_t(tiles) + size_t(tiles) * size_t(chunks) + size_t(chunks) + 1 + 1 +
+         size_t(4 * rows);
 }
 
 bool row_sums_considered(const ScatterProblem& p) {
@@ -229,7 +231,9 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
   params.tile_start = params.total + 1;
   params.chunk_tile = params.tile_start + l.tiles;
   // The pairs start on an even word (8-byte aligned): pad the words before.
-  int* after_counts = params.chunk_tile + int64_t(l.tiles) * l.chunks;
+  params.chunk_in_order = params.chunk_tile + int64_t(l.tiles) * l.chunks;
+  params.in_order = params.chunk_in_order + l.chunks;
+  int* after_counts = params.in_order + 1;
   params.bucketed = reinterpret_cast<int2*>(scratch + ((after_counts - scratch + 1) & ~int64_t(1)));
   params.sorted = params.bucketed + l.rows;
   params.chunk_rows = l.chunk_rows;
@@ -246,8 +250,9 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
              "row sums: place rows into tile buckets");
   add_launch(kScatterRowTileSort, 0, 0, 1, false, 1, kThreads, unsigned(l.tiles), 0,
              "row sums: sort each bucket by destination");
-  add_launch(kScatterRowSum, p.element, 0, l.vec, p.has_alpha, l.in_flight, unsigned(l.warps * 32), l.blocks, 0,
-             "row sums: sum sorted rows per destination");
+  // The sums read the index where the count found it sorted (templates/row_sort.cuh).
+  add_launch(kScatterRowSum, p.element, p.index_bytes, l.vec, p.has_alpha, l.in_flight, unsigned(l.warps * 32),
+             l.blocks, 0, "row sums: sum sorted rows per destination");
 }
 
 }  // namespace jitops

@@ -13,6 +13,10 @@
 //                               block 0; every place block folds its own)
 //   chunk_tile[tiles * chunks]  rows of chunk c in tile t at [t * chunks + c],
 //                               then (scan) their first position in the bucket
+//   chunk_in_order[chunks]      1 where chunk c's destinations never decrease,
+//                               from the chunk's row before on, all valid (count)
+//   in_order[1]                 every chunk's 1 (scan, block 0): the index is
+//                               sorted, and the passes between take rows as they lie
 //   bucketed[rows]              (row, destination) pairs in tile order (place)
 //   sorted[rows]                (row, destination) pairs in destination order
 //                               (both 8-byte aligned: the words before are even)
@@ -43,6 +47,8 @@ struct RowSortParams {
   int* total;
   int* tile_start;
   int* chunk_tile;
+  int* chunk_in_order;
+  int* in_order;
   int2* bucketed;
   int2* sorted;
   int64_t rows;
