@@ -13,9 +13,22 @@ import jitops
 x = torch.randn(64, 16, device="cuda", requires_grad=True)
 y = torch.randn(64, 16, device="cuda", requires_grad=True)
 gidx = torch.randint(0, 16, (64, 4), device="cuda")
+sidx = torch.randint(0, 64, (8, 16), device="cuda")
+src = torch.randn(8, 16, device="cuda", requires_grad=True)
+acc = torch.zeros(64, 16, device="cuda")
+img = torch.randn(1, 2, 8, 8, device="cuda", requires_grad=True)
+g_img = torch.ones(1, 2, 16, 16, device="cuda")
+F = torch.nn.functional
 cases = {
     "mul": (lambda: jitops.mul(x, y).sum().backward(), lambda: torch.mul(x, y).sum().backward()),
     "gather": (lambda: jitops.gather(x, 1, gidx).sum().backward(), lambda: torch.gather(x, 1, gidx).sum().backward()),
+    "scatter_add_": (lambda: jitops.scatter_add_(acc.clone(), 0, sidx, src).sum().backward(),
+                     lambda: acc.clone().scatter_add_(0, sidx, src).sum().backward()),
+    "index_add_": (lambda: jitops.index_add_(acc.clone(), 0, sidx[:, 0], src).sum().backward(),
+                   lambda: acc.clone().index_add_(0, sidx[:, 0], src).sum().backward()),
+    "upsample": (lambda: jitops.upsample_nearest2d(img, scale_factor=2).backward(g_img),
+                 lambda: F.interpolate(img, scale_factor=2, mode="nearest").backward(g_img)),
+    "mul forward": (lambda: jitops.mul(x.detach(), y.detach()), lambda: torch.mul(x.detach(), y.detach())),
     "mul grad only": (lambda: torch.autograd.grad(jitops.mul(x, y).sum(), [x, y]),
                       lambda: torch.autograd.grad(torch.mul(x, y).sum(), [x, y])),
 }

@@ -96,6 +96,30 @@ def main():
         "fwd+bwd gather": (lambda: jitops.gather(xg, 1, gidx).backward(g4),
                            lambda: torch.gather(xg, 1, gidx).backward(g4)),
     })
+    # In-place adds into a clone, reduced by sum (its gradient is an expanded tensor of strides 0), as the bench's
+    # per-call table calls them: scatter_add_ against index_add_ (NOTES 70).
+    acc = torch.zeros(64, 16, device=dev)
+    sidx = torch.randint(0, 64, (8, 16), device=dev)
+    srcg = torch.randn(8, 16, device=dev, requires_grad=True)
+    one = torch.ones((), device=dev)
+    sc_j, sc_t = jitops.scatter_add_(acc.clone(), 0, sidx, srcg).sum(), acc.clone().scatter_add_(0, sidx, srcg).sum()
+    ia_j, ia_t = jitops.index_add_(acc.clone(), 0, idx, srcg).sum(), acc.clone().index_add_(0, idx, srcg).sum()
+    g_full = torch.ones(64, 16, device=dev)
+    g_exp = one.expand(64, 16)
+    alternate({
+        "fwd scatter_add_ (grad)": (lambda: jitops.scatter_add_(acc.clone(), 0, sidx, srcg),
+                                    lambda: acc.clone().scatter_add_(0, sidx, srcg)),
+        "fwd index_add_ (grad)": (lambda: jitops.index_add_(acc.clone(), 0, idx, srcg),
+                                  lambda: acc.clone().index_add_(0, idx, srcg)),
+        "bwd only scatter_add_ (grad())": (lambda: torch.autograd.grad(sc_j, srcg, retain_graph=True),
+                                           lambda: torch.autograd.grad(sc_t, srcg, retain_graph=True)),
+        "bwd only index_add_ (grad())": (lambda: torch.autograd.grad(ia_j, srcg, retain_graph=True),
+                                         lambda: torch.autograd.grad(ia_t, srcg, retain_graph=True)),
+        "direct gather, g contiguous": (lambda: jitops.gather(g_full, 0, sidx), lambda: torch.gather(g_full, 0, sidx)),
+        "direct gather, g expanded": (lambda: jitops.gather(g_exp, 0, sidx), lambda: torch.gather(g_exp, 0, sidx)),
+        "direct index_select, g expanded": (lambda: jitops.index_select(g_exp, 0, idx),
+                                            lambda: torch.index_select(g_exp, 0, idx)),
+    })
     threads({
         "direct index_add_ into zeros": (
             lambda: jitops.index_add_(torch.zeros(64, 16, device=dev), 0, idx, g, deterministic=False),
