@@ -442,3 +442,45 @@ def test_rows_a_few_bytes_apart_from_a_transposed_source(dtype):
             np.add.at(ref, idx, (src_h * 3).astype(dtype))
             np.testing.assert_array_equal(host(self_t), ref)
         np.testing.assert_array_equal(host(base)[:, 0::2], base_before[:, 0::2])  # the gaps stay untouched
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "int32", "int64"])
+def test_walks_along_the_index_inner_dim(dtype):
+    """Full indices read from transposed sources, large enough (2^16 units or more) for the planner to put
+    the index's own inner dim inside (tests/test_scatter_spec.py): scatter_add_, scatter_reduce_ amax and
+    index_add_, index_copy_ along the middle dim of a sliced self, each against numpy."""
+    rng = np.random.default_rng(seed("index inner dim", dtype))
+    shape, idx_shape = (64, 601, 2), (64, 601, 5)
+    for reduce in ("add", "amax"):
+        self_t = device_tensor(rng, shape, dtype, "contiguous")
+        src_t = device_tensor(rng, idx_shape[::-1], dtype, "contiguous").permute(2, 1, 0)
+        idx = rng.integers(0, shape[2], idx_shape)
+        before, terms = host(self_t), host(src_t)
+        index = torch.from_numpy(idx.astype(np.int64)).to(DEVICE)
+        if reduce == "add":
+            jitops.scatter_add_(self_t, 2, index, src_t)
+        else:
+            jitops.scatter_reduce_(self_t, 2, index, src_t, reduce)
+        expect_reduced(self_t, before, scatter_positions(idx, 2), terms, reduce, True, dtype)
+    rows, n = 37, 9
+    for op in ("index_add_", "index_copy_"):
+        base = device_tensor(rng, (64, 2 * rows, 1031), dtype, "contiguous")
+        self_t = base[:, 1::2]
+        src_t = device_tensor(rng, (1031, 64, n), dtype, "contiguous").permute(1, 2, 0)  # strides (n, 1, 64 n)
+        idx = rng.integers(0, rows, n) if op == "index_add_" else rng.permutation(rows)[:n]
+        before, src_h, base_before = host(self_t), host(src_t), host(base)
+        index = torch.from_numpy(idx.astype(np.int32)).to(DEVICE)
+        getattr(jitops, op)(self_t, 1, index, src_t)
+        if op == "index_copy_":
+            ref = before.copy()
+            ref[:, idx] = src_h
+            np.testing.assert_array_equal(host(self_t), ref)
+        elif dtype in EPS:
+            pos = (np.arange(64)[:, None, None], idx[None, :, None], np.arange(1031)[None, None, :])
+            ref, bound = accumulate_reference(before, pos, src_h, dtype)
+            check_float(self_t, ref, bound, dtype)
+        else:
+            ref = before.copy()
+            np.add.at(ref, (slice(None), idx), src_h)
+            np.testing.assert_array_equal(host(self_t), ref)
+        np.testing.assert_array_equal(host(base)[:, 0::2], base_before[:, 0::2])

@@ -256,3 +256,19 @@ def test_bad_calls(op, args, kwargs, exc, message):
     with pytest.raises(exc) as info:
         plans(op, *args, **kwargs)
     assert message in str(info.value)
+
+
+def test_the_index_inner_dim_goes_inside_where_a_warp_reads_fewer_sectors():
+    """The order by self, then src, lets the index (read at every unit, 8 bytes an int64) have no say. Where
+    putting another dim innermost lets a warp touch at most three quarters of the sectors, and the walk
+    stays linear, it goes inside. Seed 41's float16 from a fully transposed src through a full index along
+    a dim of 2: lanes along the index's inner dim of 5 (dense index, 15 sectors a warp where they were 42)."""
+    self_ = V([512, 20021, 2], "float16")
+    index = V([512, 20021, 5], "int64")
+    (r,) = plans("scatter_add_", self_, 2, index, V([512, 20021, 5], "float16", strides=[1, 512, 10250752]))
+    sizes, self_strides = walk(r)
+    assert sizes[-1] == 5 and self_strides[-1] == 0 and r["spec"]["dims"] == 3
+    # The same src dense along dim 1: the order collapses to a 2-D walk whose threads loop over the rows,
+    # reading the index's 40-byte groups one after another; it stays (271 us, 382 with the lanes along 5).
+    (r,) = plans("scatter_add_", self_, 2, index, V([512, 20021, 5], "float16", strides=[20021, 1, 10250752]))
+    assert walk(r)[0] == [5, 512 * 20021] and r["spec"]["dims"] == 2
