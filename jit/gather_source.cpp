@@ -5,8 +5,8 @@
 namespace jitops {
 namespace {
 
-const char* const kFieldNames[KernelSpec::kFields] = {"unit", "index", "dims", "offset", "wrap", "flat",
-                                                      "unroll", "threads", nullptr, nullptr, nullptr, nullptr};
+const char* const kFieldNames[KernelSpec::kFields] = {"unit",   "index",  "dims",   "offset", "wrap",
+                                                      "flat",   "unroll", "threads", "tile_a", "tile_b"};
 
 std::string gather_body(const KernelSpec& s) {
   using F = GatherSpecFields;
@@ -16,19 +16,28 @@ std::string gather_body(const KernelSpec& s) {
   const int param_dims = generic ? kMaxDims : dims;
   const int flat_dims = f[F::kFlat] ? kMaxDims : 1;
   const char* index_type = f[F::kIndexBytes] == 4 ? "int" : "long long";
-  std::string unit = "jitops::UnitOf<" + std::to_string(f[F::kUnitBytes]) + ">::type";
-  std::string flags = std::string(f[F::kWrap] ? "true" : "false") + ", " + (f[F::kFlat] ? "true" : "false");
-  std::string params = "jitops::GatherParams<" + std::to_string(f[F::kOffsetBits]) + ", " +
-                       std::to_string(param_dims) + ", " + std::to_string(flat_dims) + ">";
-  std::string call;
-  if (dims == 2) {
-    call = "jitops::gather_2d<" + unit + ", " + index_type + ", " + flags + ", " + std::to_string(f[F::kUnroll]) + ">(p);";
+  const std::string unit = "jitops::UnitOf<" + std::to_string(f[F::kUnitBytes]) + ">::type";
+  const std::string wrap = f[F::kWrap] ? "true" : "false";
+  const std::string flags = wrap + ", " + (f[F::kFlat] ? "true" : "false");
+  const std::string threads = std::to_string(f[F::kMaxThreads]);
+  std::string header = "gather.cuh", params, call;
+  if (f[F::kTileA] > 0) {
+    header = "gather_tile.cuh";
+    params = "jitops::GatherTileParams<" + std::to_string(param_dims) + ", " + std::to_string(f[F::kOffsetBits]) + ">";
+    call = "jitops::gather_tiles<" + unit + ", " + index_type + ", " + wrap + ", " + std::to_string(f[F::kTileA]) +
+           ", " + std::to_string(f[F::kTileB]) + ", " + threads + ">(p);";
   } else {
-    call = "jitops::gather_linear<" + unit + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
-           (generic ? "true" : "false") + ", " + flags + ", " + std::to_string(f[F::kUnroll]) + ">(p);";
+    params = "jitops::GatherParams<" + std::to_string(f[F::kOffsetBits]) + ", " + std::to_string(param_dims) + ", " +
+             std::to_string(flat_dims) + ">";
+    if (dims == 2)
+      call = "jitops::gather_2d<" + unit + ", " + index_type + ", " + flags + ", " + std::to_string(f[F::kUnroll]) +
+             ">(p);";
+    else
+      call = "jitops::gather_linear<" + unit + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
+             (generic ? "true" : "false") + ", " + flags + ", " + std::to_string(f[F::kUnroll]) + ">(p);";
   }
-  return "#include \"gather.cuh\"\n\n"
-         "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
+  return "#include \"" + header + "\"\n\n"
+         "extern \"C\" __global__ void __launch_bounds__(" + threads + ")\n"
          "jitops_kernel(const " + params + " p) {\n  " + call + "\n}\n";
 }
 

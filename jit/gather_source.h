@@ -14,6 +14,8 @@ struct GatherSpecFields {
     kFlat,            // 1: unravel the index over x's own shape (take, axis=None)
     kUnroll,          // loads in flight per thread
     kMaxThreads,      // __launch_bounds__
+    kTileA,           // tile regime (templates/gather_tile.cuh): elements along the output's inner dim; 0: none
+    kTileB,           // and along the dim x is dense in
   };
 };
 

@@ -314,3 +314,45 @@ def test_errors_on_device():
     with pytest.raises(ValueError, match=r"out: expected shape \(1, 4\) \(got \(2, 4\)\)"):
         jitops.index_select(x, 0, torch.tensor([1], device=DEVICE), out=torch.empty(2, 4, device=DEVICE))
     assert torch.equal(jitops.index_select(x, 1, torch.tensor([3], device=DEVICE)), x[:, [3]])
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "float64", "complex128"])
+def test_tiles_from_x_dense_along_another_dim(dtype):
+    """index_select and take along an outer axis of a channels_last or transposed x into a contiguous
+    output: the tile regime (x read along its dense dim into shared memory, the output written along its
+    own). Odd sizes, so that tiles are ragged at both edges; negative indices for take; every 1- to 16-byte
+    unit."""
+    rng = np.random.default_rng(seed("tiles", dtype))
+    host = random_host(rng, (21, 37, 45, 19), dtype)
+    x = to_torch(torch, host, dtype, DEVICE)
+    channels_last = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)  # C innermost
+    transposed = x.permute(3, 2, 1, 0).contiguous().permute(3, 2, 1, 0)  # dim 0 innermost
+    # (along the last axis, the output's inner dim of 7 is too short for a tile)
+    for view, axes in ((channels_last, (0, 2)), (transposed, (0, 1, 2))):
+        for axis in axes:
+            idx, idx_host = make_index(rng, (7,), host.shape[axis], "int64")
+            expected = np.take(host, idx_host, axis=axis)
+            plan = jitops.explain("index_select", view, axis, idx)[0]
+            assert plan["spec"]["tile_a"] > 0, (axis, plan["kernel"])
+            out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+            jitops.index_select(view, axis, idx, out=out)
+            assert_same_bits(to_numpy(torch, out), expected)
+            idx, idx_host = make_index(rng, (2, 3), host.shape[axis], "int32", negative=True)
+            expected = np.take(host, idx_host, axis=axis)
+            out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+            jitops.take(view, idx, axis=axis, out=out)
+            assert_same_bits(to_numpy(torch, out), expected)
+
+
+def test_a_bad_index_in_a_tile_is_reported():
+    x = torch.randn(4, 64, 192, device=DEVICE).permute(0, 2, 1)  # (4, 192, 64), dim 1 innermost
+    jitops.set_index_checks("sync")
+    try:
+        assert jitops.explain("index_select", x, 0, torch.tensor([1, 9, 2], device=DEVICE))[0]["spec"]["tile_a"] > 0
+        with pytest.raises(IndexError, match=r"index_select: index holds 9 at position 1 .*\(valid: \[0, 4\)\)"):
+            jitops.index_select(x, 0, torch.tensor([1, 9, 2], device=DEVICE))
+        with pytest.raises(IndexError, match=r"take: indices holds -5 at position 2 .*\(valid: \[-4, 4\)\)"):
+            jitops.take(x, torch.tensor([[0, 3], [-5, -4]], device=DEVICE), axis=0)
+        assert torch.equal(jitops.index_select(x, 0, torch.tensor([3, 0], device=DEVICE)), x[[3, 0]])
+    finally:
+        jitops.set_index_checks("async")

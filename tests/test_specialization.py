@@ -54,6 +54,20 @@ CASES = [
      dict(wrap=1, flat=1)),
     ("take along an axis", "take", (V([4, 5, 6], "float64"), V([2, 3], "int32")), dict(axis=1),
      dict(wrap=1, flat=0, unit=16)),  # rows of 6 doubles move as 3 x 16 bytes
+    # x dense along another dim than the output (channels_last against the contiguous output): tiles of
+    # the output's H*W by x's C, read along C into shared memory, written along H*W
+    ("channels_last x along N: tiles", "index_select",
+     (V([8, 64, 56, 56], "float16", strides=[64 * 56 * 56, 1, 56 * 64, 64]), 0, V([5], "int64")), {},
+     dict(tile_a=32, tile_b=32, dims=3, unit=2)),
+    ("transposed x along an axis: tiles", "take", (tr([120, 30, 60], "float64", [2, 1, 0]), V([2, 3], "int32")),
+     dict(axis=1), dict(tile_a=32, tile_b=32, wrap=1)),
+    ("under 2^15 output units: no tile", "take", (tr([40, 30, 20], "float64", [2, 1, 0]), V([2, 3], "int32")),
+     dict(axis=1), dict(tile_a=0)),
+    ("an inner dim under 16: no tile", "index_select",
+     (V([8, 64, 56, 56], "float32", strides=[64 * 56 * 56, 1, 56 * 64, 64]), 3, V([7], "int64")), {},
+     dict(tile_a=0)),
+    ("x dense along the output's inner dim: no tile", "index_select", (V([5000, 1024], "float32"), 0,
+     V([8], "int64")), {}, dict(tile_a=0)),
 ]
 
 

@@ -43,69 +43,30 @@ int64_t staged_bytes(const ElementwiseProblem& p, uint32_t staged, int tile_a, i
   return bytes;
 }
 
-int64_t pow2_at_least(int64_t v) {
-  int64_t p = 1;
-  while (p < v) p <<= 1;
-  return p;
-}
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 template <int Dims, int Bits>
-void fill_tile_params(const ElementwiseProblem& p, const IterationSpace& s, const ElementwiseTile& t, int64_t tiles,
-                      LaunchPlan& plan) {
-  typedef typename OffsetTypes<Bits>::Linear L;
-  typedef typename OffsetTypes<Bits>::Stride S;
-  typedef typename OffsetTypes<Bits>::Divider D;
-  const int a = s.ndim - 1, b = t.dim_b, operands = p.inputs + p.outputs;
+void fill_tile_params(const ElementwiseProblem& p, const IterationSpace& s, const ElementwiseTile& t, LaunchPlan& plan) {
   ElementwiseTileParams<Dims, Bits> q{};
-  q.tiles = L(tiles);
-  q.size_a = L(s.sizes[a]);
-  q.size_b = L(s.sizes[b]);
-  q.tiles_a = D(L(ceil_div(s.sizes[a], t.tile_a)));
-  q.tiles_b = D(L(ceil_div(s.sizes[b], t.tile_b)));
-  for (int k = 0; k < operands; ++k) {
+  fill_tile_geometry(s, t.dim_b, t.tile_a, t.tile_b, p.inputs + p.outputs, q);
+  for (int k = 0; k < p.inputs + p.outputs; ++k) {
     q.data[k] = p.scalar[k] ? nullptr : p.arrays[k]->data;
     q.scalar[k] = p.scalar_bits[k];
-    q.stride_a[k] = S(s.strides[k][a]);
-    q.stride_b[k] = S(s.strides[k][b]);
-  }
-  for (int d = 0; d < s.ndim; ++d) {
-    if (d == a || d == b) continue;
-    q.batch_sizes[q.batch_ndim] = D(L(s.sizes[d]));
-    for (int k = 0; k < operands; ++k) q.batch_strides[k][q.batch_ndim] = S(s.strides[k][d]);
-    ++q.batch_ndim;
   }
   plan.set_params(q);
 }
 
 template <int Bits>
 void fill_tile_params_dims(int dims, const ElementwiseProblem& p, const IterationSpace& s, const ElementwiseTile& t,
-                           int64_t tiles, LaunchPlan& plan) {
+                           LaunchPlan& plan) {
   switch (dims) {
-    case 2: fill_tile_params<2, Bits>(p, s, t, tiles, plan); break;
-    case 3: fill_tile_params<3, Bits>(p, s, t, tiles, plan); break;
-    default: fill_tile_params<kMaxDims, Bits>(p, s, t, tiles, plan); break;
+    case 2: fill_tile_params<2, Bits>(p, s, t, plan); break;
+    case 3: fill_tile_params<3, Bits>(p, s, t, plan); break;
+    default: fill_tile_params<kMaxDims, Bits>(p, s, t, plan); break;
   }
 }
 
-// The tile's edges for blocks of `threads`: 4 elements a thread (the loads
-// a thread has in flight, as the strided walk's unroll), so the block size
-// tunes the tile: 256 threads take 32 x 32 (rows of 32-256 bytes, 1- to
-// 8-byte elements), 1024 take 64 x 64. Four a thread keeps ~50 registers with
-// two staged operands; 16 a thread (64 x 64 at 256 threads) took 176-184,
-// one block an SM. A short dim gives its share to the other, so the tile
-// keeps its elements; many staged operands shrink it into shared memory.
+// The tile_edges, shrunk until the staged operands' tiles fit in shared memory.
 void shape_tile(const ElementwiseProblem& p, const IterationSpace& s, int threads, ElementwiseTile& tile) {
-  const int64_t elements = 4 * int64_t(threads);
-  int64_t edge_b = 1;
-  while (edge_b * edge_b < elements) edge_b <<= 1;
-  const int64_t size_a = pow2_at_least(s.sizes[s.ndim - 1]), size_b = pow2_at_least(s.sizes[tile.dim_b]);
-  int64_t tb = std::min(edge_b, size_b);
-  const int64_t ta = std::min(elements / tb, size_a);
-  tb = std::min(elements / ta, size_b);
-  tile.tile_a = int(ta);
-  tile.tile_b = int(tb);
+  tile_edges(s.sizes[s.ndim - 1], s.sizes[tile.dim_b], threads, tile.tile_a, tile.tile_b);
   while (staged_bytes(p, tile.staged, tile.tile_a, tile.tile_b) > kTileSharedBytes) {
     if (tile.tile_a >= tile.tile_b)
       tile.tile_a /= 2;
@@ -115,6 +76,30 @@ void shape_tile(const ElementwiseProblem& p, const IterationSpace& s, int thread
 }
 
 }  // namespace
+
+void tile_edges(int64_t size_a, int64_t size_b, int threads, int& tile_a, int& tile_b) {
+  auto pow2_at_least = [](int64_t v) {
+    int64_t p = 1;
+    while (p < v) p <<= 1;
+    return p;
+  };
+  const int64_t elements = 4 * int64_t(threads);
+  int64_t edge_b = 1;
+  while (edge_b * edge_b < elements) edge_b <<= 1;
+  int64_t tb = std::min(edge_b, pow2_at_least(size_b));
+  const int64_t ta = std::min(elements / tb, pow2_at_least(size_a));
+  tb = std::min(elements / ta, pow2_at_least(size_b));
+  tile_a = int(ta);
+  tile_b = int(tb);
+}
+
+int64_t tile_count(const IterationSpace& s, int dim_b, int tile_a, int tile_b) {
+  const int a = s.ndim - 1;
+  int64_t tiles = ceil_div(s.sizes[a], tile_a) * ceil_div(s.sizes[dim_b], tile_b);
+  for (int d = 0; d < s.ndim; ++d)
+    if (d != a && d != dim_b) tiles *= s.sizes[d];
+  return tiles;
+}
 
 ElementwiseTile choose_elementwise_tile(const ElementwiseProblem& p, const IterationSpace& s) {
   ElementwiseTile tile;
@@ -145,10 +130,8 @@ void plan_elementwise_tiles(const ElementwiseProblem& p, const IterationSpace& s
   shape_tile(p, s, plan.tuning.config.threads, tile);
   // A tile shrunk for shared memory or by short dims may hold fewer elements than the block has threads.
   const int threads = int(std::min<int64_t>(plan.tuning.config.threads, int64_t(tile.tile_a) * tile.tile_b));
-  const int a = s.ndim - 1, dims = s.ndim <= 3 ? s.ndim : kMaxDims;
-  int64_t tiles = ceil_div(s.sizes[a], tile.tile_a) * ceil_div(s.sizes[tile.dim_b], tile.tile_b);
-  for (int d = 0; d < s.ndim; ++d)
-    if (d != a && d != tile.dim_b) tiles *= s.sizes[d];
+  const int dims = s.ndim <= 3 ? s.ndim : kMaxDims;
+  const int64_t tiles = tile_count(s, tile.dim_b, tile.tile_a, tile.tile_b);
   KernelSpec& spec = plan.spec;
   spec.fields[F::kMaxThreads] = threads;
   spec.fields[F::kPack] = 1;
@@ -163,9 +146,9 @@ void plan_elementwise_tiles(const ElementwiseProblem& p, const IterationSpace& s
   plan.grid[0] = grid_blocks(tiles, 1, threads, device, plan.tuning.config.waves);
   plan.regime = "tiled: operands dense along another dim staged through shared memory";
   if (offsets_fit_32_bits)
-    fill_tile_params_dims<32>(dims, p, s, tile, tiles, plan);
+    fill_tile_params_dims<32>(dims, p, s, tile, plan);
   else
-    fill_tile_params_dims<64>(dims, p, s, tile, tiles, plan);
+    fill_tile_params_dims<64>(dims, p, s, tile, plan);
 }
 
 }  // namespace jitops

@@ -12,6 +12,7 @@
 #include "runtime/collapse.h"
 #include "runtime/launch.h"
 #include "runtime/ops/elementwise_plan.h"
+#include "jitops/elementwise_tile_params.h"
 
 namespace jitops {
 
@@ -37,6 +38,48 @@ struct ElementwiseTile {
 
   bool tiled() const { return dim_b >= 0; }
 };
+
+// The tile's edges for blocks of `threads`: 4 elements a thread (the loads
+// a thread has in flight, as the strided walk's unroll), so the block size
+// tunes the tile: 256 threads take 32 x 32 (rows of 32-256 bytes, 1- to
+// 8-byte elements), 1024 take 64 x 64. Four a thread keeps ~50 registers with
+// two staged operands; 16 a thread (64 x 64 at 256 threads) took 176-184,
+// one block an SM. A short dim gives its share to the other, so the tile
+// keeps its elements. Powers of two; the caller shrinks them for shared memory.
+void tile_edges(int64_t size_a, int64_t size_b, int threads, int& tile_a, int& tile_b);
+
+// Tiles over the inner dim a and `dim_b`, times the batch (every other dim).
+int64_t tile_count(const IterationSpace& s, int dim_b, int tile_a, int tile_b);
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The geometry of a tile parameter block, for `operands` operands of `s`:
+// sizes and tile counts along a (the inner dim) and `dim_b`, the batch dims
+// (outermost first), and every operand's strides along all of them.
+template <int Dims, int Bits>
+void fill_tile_geometry(const IterationSpace& s, int dim_b, int tile_a, int tile_b, int operands,
+                        ElementwiseTileParams<Dims, Bits>& q) {
+  typedef typename OffsetTypes<Bits>::Linear L;
+  typedef typename OffsetTypes<Bits>::Stride S;
+  typedef typename OffsetTypes<Bits>::Divider D;
+  const int a = s.ndim - 1;
+  q.tiles = L(tile_count(s, dim_b, tile_a, tile_b));
+  q.size_a = L(s.sizes[a]);
+  q.size_b = L(s.sizes[dim_b]);
+  q.tiles_a = D(L(ceil_div(s.sizes[a], tile_a)));
+  q.tiles_b = D(L(ceil_div(s.sizes[dim_b], tile_b)));
+  for (int k = 0; k < operands; ++k) {
+    q.stride_a[k] = S(s.strides[k][a]);
+    q.stride_b[k] = S(s.strides[k][dim_b]);
+  }
+  q.batch_ndim = 0;
+  for (int d = 0; d < s.ndim; ++d) {
+    if (d == a || d == dim_b) continue;
+    q.batch_sizes[q.batch_ndim] = D(L(s.sizes[d]));
+    for (int k = 0; k < operands; ++k) q.batch_strides[k][q.batch_ndim] = S(s.strides[k][d]);
+    ++q.batch_ndim;
+  }
+}
 
 // Whether `p`, collapsed into `s`, is tiled, along which b and staging which operands.
 ElementwiseTile choose_elementwise_tile(const ElementwiseProblem& p, const IterationSpace& s);

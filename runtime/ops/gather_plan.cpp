@@ -7,6 +7,7 @@
 #include "jit/gather_source.h"
 #include "jitops/gather_params.h"
 #include "runtime/arg_error.h"
+#include "runtime/ops/gather_tile_plan.h"
 
 namespace jitops {
 namespace {
@@ -136,8 +137,6 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   if (p.space.ndim > kMaxDims)
     throw value_error("the output has " + std::to_string(p.space.ndim) + " dimensions that do not collapse; jitops "
                       "supports at most " + std::to_string(kMaxDims));
-  const LaunchShape shape = choose_launch_shape(p.space, device, tuning);
-  const int dims = shape.dims;
   const int bits = fits_32bit(p) ? 32 : 64;
 
   using F = GatherSpecFields;
@@ -145,10 +144,17 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   plan.spec.family = KernelFamily::Gather;
   plan.spec.fields[F::kUnitBytes] = p.element_bytes;
   plan.spec.fields[F::kIndexBytes] = p.index_bytes;
-  plan.spec.fields[F::kDims] = dims;
   plan.spec.fields[F::kOffsetBits] = bits;
   plan.spec.fields[F::kWrap] = p.wrap;
   plan.spec.fields[F::kFlat] = p.flat;
+  const int tile_dim = gather_tile_dim(p);
+  if (tile_dim >= 0) {
+    plan_gather_tiles(p, tile_dim, bits == 32, error_slot, device, plan);
+    return true;
+  }
+  const LaunchShape shape = choose_launch_shape(p.space, device, tuning);
+  const int dims = shape.dims;
+  plan.spec.fields[F::kDims] = dims;
   plan.spec.fields[F::kUnroll] = shape.unroll;
   plan.spec.fields[F::kMaxThreads] = tuning.threads;
 

@@ -1,0 +1,58 @@
+// The tile regime of the gather family: index_select and take along an axis
+// where the output is dense along a dim (a) that x is not, and x is dense along
+// another (b): a channels_last or transposed x against the contiguous output.
+// The strided walk read x a sector per element there, leaving the rest of each
+// sector to the caches until the next row (take of uint16 from channels_last
+// (9, 167, 65536, 1) along axis 0: 35% of copy speed, PyTorch 37%).
+// The index varies along the batch dims only, so a tile has one index value:
+// the block loads it once, reads x's tile along b into shared memory, and
+// writes the output along a.
+#pragma once
+#include "elementwise_tile.cuh"
+#include "gather.cuh"
+#include "jitops/gather_tile_params.h"
+
+namespace jitops {
+
+template <typename Unit, typename IndexT, bool Wrap, int TA, int TB, int Threads, int Dims, int Bits>
+__device__ __forceinline__ void gather_tiles(const GatherTileParams<Dims, Bits>& p) {
+  typedef typename OffsetTypes<Bits>::Linear L;
+  typedef typename OffsetTypes<Bits>::Stride S;
+  constexpr int kItems = TA * TB / Threads;
+  __shared__ Unit tile[TA][staged_tile_pitch(int(sizeof(Unit)), TB)];
+  const Unit* x = static_cast<const Unit*>(p.tiles.data[kTileX]);
+  Unit* out = static_cast<Unit*>(p.tiles.data[kTileOut]);
+  for (L t = blockIdx.x; t < p.tiles.tiles; t += gridDim.x) {
+    TileOrigin<Bits, kGatherTileOperands> o = tile_origin<TA, TB, kGatherTileOperands>(p.tiles, t);
+    const IndexT raw = load_readonly(static_cast<const IndexT*>(p.tiles.data[kTileIndex]) + o.base[kTileIndex]);
+    int64_t v = (int64_t)raw;
+    const bool good = index_in_range<Wrap>(v, p.axis_size);
+    o.base[kTileX] += S(good ? v : 0) * p.axis_stride;
+    Unit vals[kItems];
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      int a, b;
+      tile_item<TB, Threads>(j, b, a);
+      vals[j] = good ? load_readonly(x + o.at_clamped(p.tiles, kTileX, a, b)) : zero_unit<Unit>();
+    }
+    __syncwarp();  // every load issued before the first store to shared memory waits on its own
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      int a, b;
+      tile_item<TB, Threads>(j, b, a);
+      tile[a][b] = vals[j];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      int a, b;
+      tile_item<TA, Threads>(j, a, b);
+      if (o.inside(a, b)) out[o.at(p.tiles, kTileOut, a, b)] = tile[a][b];
+    }
+    if (!good && threadIdx.x == 0)
+      report_bad_index(p.error, (int64_t)o.base[kTileIndexPosition], (int64_t)raw, p.axis_size, p.op_code);
+    __syncthreads();  // the next tile reuses the shared tile
+  }
+}
+
+}  // namespace jitops
