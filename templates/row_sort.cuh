@@ -30,32 +30,39 @@ __device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31; }
 constexpr int kRowSortBatch = 16;
 static_assert(kRowSortBatch * kRowSortThreads == kRowSortStaged, "a staged chunk is one batch of the block's threads");
 
-// Calls f(k, r, d) for every row r of this block's chunk whose destination d
-// is valid, kRowSortBatch rows a thread at a time (k: which of the batch's),
-// bad ones reported when asked.
-template <typename IndexT, typename F>
-__device__ __forceinline__ void for_each_row_of_chunk(const RowSortParams& p, bool report, F f) {
+// Walks this block's chunk, Batch rows a thread at a time (their index loads
+// in flight together): valid(k, r, d, before) for every row r whose
+// destination d is valid (k: which of the batch's), bad(r, v) for the others.
+// With RowsBefore, `before` is the index of the row before r (r's own for
+// the first row: a neighbour lane's load, from L1); otherwise 0.
+template <typename IndexT, int Batch, bool RowsBefore, typename Valid, typename Bad>
+__device__ __forceinline__ void for_each_row_of_chunk(const RowSortParams& p, Valid valid, Bad bad) {
   const IndexT* index = static_cast<const IndexT*>(p.index);
   const int64_t begin = (int64_t)blockIdx.x * p.chunk_rows, end = min(p.rows, begin + p.chunk_rows);
-  for (int64_t base = begin + threadIdx.x; base < end; base += (int64_t)kRowSortBatch * blockDim.x) {
-    int64_t v[kRowSortBatch];
+  for (int64_t base = begin + threadIdx.x; base < end; base += (int64_t)Batch * blockDim.x) {
+    int64_t v[Batch], before[Batch];
 #pragma unroll
-    for (int k = 0; k < kRowSortBatch; ++k) {
+    for (int k = 0; k < Batch; ++k) {
       const int64_t r = base + (int64_t)k * blockDim.x;
-      if (r < end) v[k] = (int64_t)load_readonly(index + r * p.index_stride);
+      before[k] = 0;
+      if (r < end) {
+        v[k] = (int64_t)load_readonly(index + r * p.index_stride);
+        if (RowsBefore) before[k] = r > 0 ? (int64_t)load_readonly(index + (r - 1) * p.index_stride) : v[k];
+      }
     }
 #pragma unroll
-    for (int k = 0; k < kRowSortBatch; ++k) {
+    for (int k = 0; k < Batch; ++k) {
       const int64_t r = base + (int64_t)k * blockDim.x;
       if (r >= end) break;
-      if ((uint64_t)v[k] >= (uint64_t)p.destinations) {
-        if (report) report_bad_index(p.error, r * p.position_stride, v[k], p.destinations, p.op_code);
-        continue;
-      }
-      f(k, r, int(v[k]));
+      if ((uint64_t)v[k] >= (uint64_t)p.destinations)
+        bad(r, v[k]);
+      else
+        valid(k, r, int(v[k]), before[k]);
     }
   }
 }
+
+__device__ __forceinline__ void skip_bad_row(int64_t, int64_t) {}
 
 // Sum over the block (every thread gets it).
 __device__ __forceinline__ int block_sum(int v, int* warp_totals) {
@@ -116,36 +123,20 @@ __device__ __forceinline__ void row_count(const RowSortParams& p) {
   __shared__ int tile_rows[kRowSortMaxTiles];
   for (int t = threadIdx.x; t < p.tiles; t += blockDim.x) tile_rows[t] = 0;
   __syncthreads();
-  const IndexT* index = static_cast<const IndexT*>(p.index);
-  const int64_t begin = (int64_t)blockIdx.x * p.chunk_rows, end = min(p.rows, begin + p.chunk_rows);
   bool out_of_order = false;  // a bad index too: the sort path skips its row
-  // Half a batch of rows, each with the row before's index (a neighbour lane's load, from L1): as many loads
-  // in flight as a batch, and the registers of one (a whole batch and its rows before took 124 registers,
-  // two blocks an SM, and the count 6 us longer on 208171 random rows).
-  constexpr int kBatch = kRowSortBatch / 2;
-  for (int64_t base = begin + threadIdx.x; base < end; base += (int64_t)kBatch * blockDim.x) {
-    int64_t v[kBatch], before[kBatch];
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int64_t r = base + (int64_t)k * blockDim.x;
-      if (r < end) {
-        v[k] = (int64_t)load_readonly(index + r * p.index_stride);
-        before[k] = r > 0 ? (int64_t)load_readonly(index + (r - 1) * p.index_stride) : v[k];
-      }
-    }
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int64_t r = base + (int64_t)k * blockDim.x;
-      if (r >= end) break;
-      if ((uint64_t)v[k] >= (uint64_t)p.destinations) {
-        report_bad_index(p.error, r * p.position_stride, v[k], p.destinations, p.op_code);
+  // Half a batch of rows, each with the row before's index: as many loads in flight as a batch, and the
+  // registers of one (a whole batch and its rows before took 124 registers, two blocks an SM, and the count
+  // 6 us longer on 208171 random rows).
+  for_each_row_of_chunk<IndexT, kRowSortBatch / 2, true>(
+      p,
+      [&](int, int64_t, int d, int64_t before) {
+        atomicAdd(&tile_rows[d >> kRowSortTileShift], 1);
+        out_of_order = out_of_order || before > d;
+      },
+      [&](int64_t r, int64_t v) {
+        report_bad_index(p.error, r * p.position_stride, v, p.destinations, p.op_code);
         out_of_order = true;
-        continue;
-      }
-      atomicAdd(&tile_rows[v[k] >> kRowSortTileShift], 1);
-      out_of_order = out_of_order || before[k] > v[k];
-    }
-  }
+      });
   out_of_order = __syncthreads_or(out_of_order);
   for (int t = threadIdx.x; t < p.tiles; t += blockDim.x) p.chunk_tile[(int64_t)t * p.chunks + blockIdx.x] = tile_rows[t];
   if (threadIdx.x == 0) p.chunk_in_order[blockIdx.x] = !out_of_order;
@@ -214,16 +205,18 @@ __device__ __forceinline__ void row_place(const RowSortParams& p) {
   const int64_t first_row = (int64_t)blockIdx.x * p.chunk_rows;
   const int rows = int(min(p.chunk_rows, p.rows - first_row));
   if (rows > kRowSortStaged) {
-    for_each_row_of_chunk<IndexT>(p, false, [&](int, int64_t r, int d) {
+    auto bucket = [&](int, int64_t r, int d, int64_t) {
       p.bucketed[atomicAdd(&base[d >> kRowSortTileShift], 1)] = make_int2(int(r), d);
-    });
+    };
+    for_each_row_of_chunk<IndexT, kRowSortBatch, false>(p, bucket, skip_bad_row);
     return;
   }
   // rows <= kRowSortStaged = kRowSortBatch * blockDim.x: one batch, kept in registers.
   int dest[kRowSortBatch];
 #pragma unroll
   for (int k = 0; k < kRowSortBatch; ++k) dest[k] = -1;
-  for_each_row_of_chunk<IndexT>(p, false, [&](int k, int64_t, int d) { dest[k] = d; });
+  for_each_row_of_chunk<IndexT, kRowSortBatch, false>(p, [&](int k, int64_t, int d, int64_t) { dest[k] = d; },
+                                                      skip_bad_row);
   int rank[kRowSortBatch];
 #pragma unroll
   for (int k = 0; k < kRowSortBatch; ++k)

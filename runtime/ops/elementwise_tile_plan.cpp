@@ -44,7 +44,8 @@ int64_t staged_bytes(const ElementwiseProblem& p, uint32_t staged, int tile_a, i
 }
 
 template <int Dims, int Bits>
-void fill_tile_params(const ElementwiseProblem& p, const IterationSpace& s, const ElementwiseTile& t, LaunchPlan& plan) {
+void fill_tile_params(const ElementwiseProblem& p, const IterationSpace& s, const ElementwiseTile& t,
+                      LaunchPlan& plan) {
   ElementwiseTileParams<Dims, Bits> q{};
   fill_tile_geometry(s, t.dim_b, t.tile_a, t.tile_b, p.inputs + p.outputs, q);
   for (int k = 0; k < p.inputs + p.outputs; ++k) {
