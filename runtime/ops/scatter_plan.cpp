@@ -308,9 +308,13 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // the large-index regime spreads the indices over the grid too.
   bool small_index = s.ndim == 2 && !linear_pass && s.strides[kIndexOperand][0] != 0 &&
                      s.strides[kIndexOperand][1] == 0 && s.sizes[0] <= small_index_threshold();
-  // Adds in the 2-D layout. Index along the inner dim: a thread's units never
-  // share a destination, and unroll 1 ran 10% faster (index_add dim 1 of
-  // 4096 x 4096). Index along the rows with many terms per destination (64 or
+  // Adds in the 2-D layout. Index along the inner dim only: a thread's units
+  // never share a destination, and unroll 1 ran 10% faster (index_add dim 1
+  // of 4096 x 4096). A full index (varying along both dims) keeps the tuned
+  // unroll: its rows' loads in flight together took int32 through a full
+  // int64 index into a transposed self 677 -> 571 us (PyTorch 600, seed 44),
+  // int64 sorted along dim 2 200 -> 85 (PyTorch 125, seed 46; 3 of 14 such
+  // cases on seeds 40-69 lost 4-7%, NOTES 71). Index along the rows with many terms per destination (64 or
   // more on average): unrolled units often merge, and unroll 8 halved the
   // every-index-equal case (1307 -> 692 us); with few terms (scatter_add, ~10)
   // unroll 8 only cost (373 -> 473 us), so the default stays. Not for single
@@ -322,9 +326,10 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   LaunchTuning tune = tuning;
   if (tuning.adapt_unroll && s.ndim == 2 && p.op == kScatterAdd) {
     const bool index_along_rows = s.strides[kIndexOperand][0] != 0 && s.strides[kIndexOperand][1] == 0;
-    if (!index_along_rows)
+    if (s.strides[kIndexOperand][0] == 0)
       tune.unroll = 1;
-    else if (s.sizes[0] >= 64 * std::max<int64_t>(1, p.axis_size) && (vec > 1 || p.element_bytes == 8))
+    else if (index_along_rows && s.sizes[0] >= 64 * std::max<int64_t>(1, p.axis_size) &&
+             (vec > 1 || p.element_bytes == 8))
       tune.unroll = 8;
   }
   // Every op of the 2-D walk: no more units a thread than leave the grid a

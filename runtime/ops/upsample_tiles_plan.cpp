@@ -161,7 +161,15 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
   int threads = tuning.threads;
   // Small tiles: fewer idle threads, up to two items a thread, and more blocks resident. A row of 145
   // float32 items on 256 threads took 14.2-15.3 us, on 128 11.1 (PyTorch 12.1; seed 35, NOTES 69).
-  while (threads > 64 && threads / 2 >= (items / per + 1) / 2) threads /= 2;
+  // Three items a thread down to 128 threads: float16 tiles of 370 items (2 x 185) took 24.6 us on 256
+  // threads, 18.1 on 128 (PyTorch 21.4; seed 44); of 10 such cases on seeds 40-69, 7 gained 9-26% and 3
+  // (5.6-7.1 us) moved under 0.2 us. Below 128, two: going on to 64 threads, 5 of 8 cases lost 0.1-3.3 us
+  // (NOTES 71).
+  auto enough = [&](int t) {
+    const int per_thread = t > 128 ? 3 : 2;
+    return t / 2 >= (items / per + per_thread - 1) / per_thread;
+  };
+  while (threads > 64 && enough(threads)) threads /= 2;
 
   UpsampleTileParams<Bits> p{};
   p.src = go.data;
