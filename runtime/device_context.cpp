@@ -22,6 +22,7 @@ DeviceInfo device_info_for_arch(int arch) {
   const bool big = arch == 80 || arch == 87 || arch >= 90;
   info.shared_per_sm = arch >= 90 ? 233472 : big ? 167936 : arch >= 75 ? 102400 : 65536;
   info.shared_per_block_optin = arch >= 90 ? 232448 : big ? 166912 : arch >= 75 ? 101376 : 49152;
+  info.l2_bytes = int64_t(arch >= 100 ? 126 : arch >= 90 ? 50 : arch >= 80 ? 40 : 6) << 20;
   info.name = "sm_" + std::to_string(arch) + " (no device)";
   info.tuning_id = device_tuning_id(info);
   return info;
@@ -45,6 +46,7 @@ DeviceContext::DeviceContext(int ordinal) {
       attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, "cuDeviceGetAttribute(SHARED_PER_SM)");
   info_.shared_per_block_optin =
       attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "cuDeviceGetAttribute(SHARED_OPTIN)");
+  info_.l2_bytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "cuDeviceGetAttribute(L2_CACHE_SIZE)");
   char name[256] = {0};
   JITOPS_CU(api.cuDeviceGetName(name, sizeof(name) - 1, device_), "cuDeviceGetName");
   info_.name = name;

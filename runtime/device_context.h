@@ -20,6 +20,7 @@ struct DeviceInfo {
   int max_threads_per_sm = 2048;
   int shared_per_sm = 233472;      // bytes of shared memory on one SM
   int shared_per_block_optin = 232448;  // the most one block may opt in to
+  int64_t l2_bytes = int64_t(50) << 20;  // the L2 cache
   std::string name = "no device";
   int driver_version = 0;  // cuDriverGetVersion; 0 with no device
   uint64_t tuning_id = 0;  // names (GPU, arch, driver) in tuning keys: see runtime/tuning.h

@@ -358,7 +358,9 @@ __device__ __forceinline__ void row_sum(const RowSortParams& p) {
   while (row_lanes > 1 && row_lanes / 2 >= p.row_units && (64 / row_lanes) * InFlight <= 32) row_lanes /= 2;
   const int lane = int(lane_id()), group = lane / row_lanes, batch = (32 / row_lanes) * InFlight;
   const int64_t total = *p.total;
-  const int64_t begin = min(total, (((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5) * kRowSortRun);
+  const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const int64_t begin = min(total, warp / p.unit_splits * kRowSortRun);
+  const int split = int(warp % p.unit_splits);
   const int64_t end = min(total, begin + kRowSortRun);
   if (begin >= end) return;  // the whole warp
   // A sorted index (count pass) is its own pairs: row i goes to index[i].
@@ -370,7 +372,8 @@ __device__ __forceinline__ void row_sum(const RowSortParams& p) {
     return in_order ? make_int2(int(i), int(load_readonly(index + i * p.index_stride))) : p.sorted[i];
   };
   const int lo_lane = group * InFlight, hi_lane = lo_lane + Half;
-  for (int64_t first_unit = 0; first_unit < p.row_units; first_unit += row_lanes) {
+  for (int64_t first_unit = (int64_t)split * row_lanes; first_unit < p.row_units;
+       first_unit += (int64_t)row_lanes * p.unit_splits) {
     const int64_t unit = first_unit + lane % row_lanes;
     const bool active = unit < p.row_units;
     Pack<T, Vec> lo[Half], hi[Half];

@@ -16,7 +16,7 @@ import pytest
 
 import jitops
 from jitops import _core
-from test_scatter_gpu import EPS, accumulate_reference, check_float, device_tensor, host, seed
+from test_scatter_gpu import EPS, accumulate_reference, check_float, device_tensor, host, round_to, seed
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -276,3 +276,27 @@ def test_private_copies_by_default_on_hot_rows_and_every_index_equal(dtype, inde
         ref, bound = accumulate_reference(ref, idx_h, host(src_t), dtype)
         check_float(self_t, ref, 2 * bound, dtype)
 
+
+
+@pytest.mark.parametrize("order", ["random", "sorted"])
+@pytest.mark.parametrize("dtype, width", [("float32", 1000), ("float64", 512), ("float32", 333), ("float16", 600)])
+def test_few_runs_of_wide_rows_split_their_units_over_warps(forced, order, dtype, width):
+    """3000 rows are 94 runs of 32 for the sums, short of the device's warps: each run's units go to several
+    warps (up to a row's groups of 32 units: 8, 8, 11 and 3 here), every warp adding its own units of each
+    destination. Random and sorted indices, with a run of one destination across several runs."""
+    rng = np.random.default_rng(seed("unit splits", order, dtype, width))
+    rows, destinations = 3000, 700
+    idx_h = rng.integers(0, destinations, rows)
+    if order == "sorted":
+        idx_h = np.sort(idx_h)
+    idx_h[1000:1100] = idx_h[1000]
+    idx = torch.from_numpy(idx_h).to(DEVICE)
+    self_t = device_tensor(rng, (destinations, width), dtype, "contiguous")
+    src_t = device_tensor(rng, (rows, width), dtype, "contiguous")
+    sums = jitops.explain("index_add_", self_t, 0, idx, src_t)[-1]
+    assert sums["regime"] == "row sums: sum sorted rows per destination"
+    assert sums["grid"][0] * sums["block"][0] // 32 > (rows + 31) // 32  # more warps than runs
+    before = host(self_t)
+    jitops.index_add_(self_t, 0, idx, src_t, alpha=0.75)
+    ref, bound = accumulate_reference(before, idx_h, host(src_t) * round_to(0.75, dtype), dtype)
+    check_float(self_t, ref, bound, dtype)

@@ -283,3 +283,18 @@ def test_a_full_2d_index_keeps_its_rows_in_flight():
     assert r["spec"]["dims"] == 2 and r["spec"]["unroll"] == 4
     (r,) = plans("index_add_", V([4096, 4096], "float32"), 1, V([1000], "int64"), V([4096, 1000], "float32"))
     assert r["spec"]["dims"] == 2 and r["spec"]["unroll"] == 1
+
+
+def test_row_sums_only_for_destinations_past_half_the_l2():
+    """Sorted row sums only where self's destination rows do not fit in half the L2 (50 MB on sm_90): into
+    rows that fit, the atomics stay in L2 (seed 46: float64 rows of 512 into 854, atomics 62 us, sums 87).
+    Where the sums run with few runs of wide rows, each run's units split over several warps."""
+    def passes(dtype, destinations, rows, width):
+        return plans("scatter_add_", V([destinations, width], dtype), 0,
+                     V([rows, width], "int64", strides=[1, 0]), V([rows, width], dtype))
+    assert len(passes("float64", 854, 23451, 512)) == 1  # 3.5 MB of destinations
+    assert len(passes("float32", 17000, 208171, 300)) == 1  # 20 MB
+    sums = passes("float64", 20261, 83107, 300)  # 49 MB: sorted, 2598 runs of 32 rows split 3 ways
+    assert [p["spec"]["op"] for p in sums] == [10, 11, 12, 14, 13]
+    runs = (83107 + 31) // 32
+    assert sums[-1]["block"][0] == 256 and sums[-1]["grid"][0] == (3 * runs + 7) // 8  # 8 warps a block

@@ -17,6 +17,7 @@ constexpr int64_t kMinPrivateBytes = int64_t(1) << 20;  // ... for private copie
 constexpr int kPrivateMinWarps = 4;      // copies a block, at least: fewer leave too few loads in flight
 constexpr int kPrivateRowsPerCopy = 64;  // at least, else fewer blocks
 constexpr int kRegistersPerSm = 65536;   // 32-bit, sm_70 to sm_90 (a block's at most)
+constexpr int kSumWarpsPerSm = 64;       // sums: warps an SM is given work for (a full SM's threads)
 std::atomic<int> g_mode{1};
 std::atomic<int> g_private_shared{232448};  // bytes of copies an SM holds (what is left is L1)
 std::atomic<int> g_private_in_flight{32};   // rows a warp loads at a time
@@ -38,16 +39,21 @@ int fit_in_flight(int wanted, int unit_words, int warps) {
 // float32 into 100000: atomics 368 us, 42% of copy) and the sort's own cost
 // (five launches): enough elements that the adds dominate, rows wide
 // enough for a warp, at most 64 rows per destination on average (hot rows
-// stay with the atomic kernels, whose threads merge equal destinations), and
-// a scan no longer than the rows.
+// stay with the atomic kernels, whose threads merge equal destinations), a
+// scan no longer than the rows, and destination rows that do not fit in half
+// the L2, where the atomics read-modify-write their sectors from DRAM: into
+// rows that fit, the atomics stay in L2 (float64 rows of 512 into 854, 3.5
+// MB: atomics 62 us, sums 87-161; float32 rows of 300 into 17000, 20 MB:
+// atomics 114, sums 154; NOTES 70-71).
 // 16-bit floats keep the atomic kernels: sm_90 adds 8 of them per vector
 // reduction, and on the bench's scatter_add they took 155 us against 216 us
 // for sorting (36 us) and summing (benchmarks/NOTES.md items 21, 30).
-bool pays(const RowSumLayout& l, int64_t row_bytes, int element) {
+bool pays(const RowSumLayout& l, int64_t row_bytes, int element, const DeviceInfo& device) {
   if (g_mode.load() == 2) return true;
   if (element == kElemFloat16 || element == kElemBFloat16) return false;
   return l.rows >= 4096 && l.rows * row_bytes >= kMinBytes && row_bytes >= 128 &&
-         l.rows <= 64 * l.destinations && l.destinations <= 16 * l.rows;
+         l.rows <= 64 * l.destinations && l.destinations <= 16 * l.rows &&
+         l.destinations * row_bytes > device.l2_bytes / 2;
 }
 
 // Private copies (templates/row_private.cuh). Fits when a block holds
@@ -171,11 +177,18 @@ RowSumLayout row_sum_layout(const ScatterProblem& p, const DeviceInfo& device) {
     copies.applies = copies.private_copies = true;
     return copies;
   }
-  l.applies = mode != 3 && pays(l, length * p.element_bytes, p.element);
+  l.applies = mode != 3 && pays(l, length * p.element_bytes, p.element, device);
   // The sum pass: a warp per run of kRowSortRun sorted rows.
   l.warps = std::clamp(g_sum_warps.load(), 1, 32);
   l.in_flight = fit_in_flight(g_sum_in_flight.load(), int((l.vec * p.element_bytes + 3) / 4), l.warps);
-  l.blocks = unsigned((l.rows + int64_t(kRowSortRun) * l.warps - 1) / (int64_t(kRowSortRun) * l.warps));
+  // Few runs of wide rows leave the device short of warps, each looping over its rows' units 32 lanes at a
+  // time: the runs split their units over several warps. 23451 float64 rows of 512 (733 runs, 5.6 warps an
+  // SM, forced onto the sums) took 161 us; split for 32 warps an SM 111, for 64 87 (NOTES 71).
+  const int64_t runs = (l.rows + kRowSortRun - 1) / kRowSortRun;
+  const int64_t unit_groups = (l.row_units + 31) / 32;  // a warp's lanes take 32 units at a time on wide rows
+  const int64_t wanted = int64_t(device.sm_count) * kSumWarpsPerSm;
+  l.unit_splits = int(std::clamp<int64_t>(wanted / std::max<int64_t>(1, runs), 1, unit_groups));
+  l.blocks = unsigned((runs * l.unit_splits + l.warps - 1) / l.warps);
   return l;
 }
 
@@ -199,6 +212,7 @@ void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, 
   params.alpha_int = p.alpha_int;
   params.op_code = p.op_code;
   params.copies = l.copies;
+  params.unit_splits = l.unit_splits;
   // One launch of the scatter family's 2-D, 64-bit row kernels; the fields a
   // kernel does not use stay 0, so that its specializations are shared.
   auto add_launch = [&](int op, int element, int index_bytes, int vec, bool alpha, int unroll, unsigned threads,

@@ -23,6 +23,7 @@ struct RowSumLayout {
   int warps = 0;              // warps a block (a private copy's warps split a row)
   int in_flight = 0;          // rows a warp (a group of its lanes, when sorted) loads at a time
   unsigned blocks = 0;
+  int unit_splits = 1;        // sums: warps a run of sorted rows is split over (templates/row_sort.cuh, row_sum)
   int vec = 1;
   int64_t rows = 0, destinations = 0, row_units = 0;
   int64_t index_stride = 0, position_stride = 0, src_row_stride = 0, self_row_stride = 0;

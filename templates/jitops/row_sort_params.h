@@ -66,6 +66,8 @@ struct RowSortParams {
   int32_t chunks;
   int32_t op_code;
   int32_t copies;           // private copies of self's rows a block (row_private.cuh)
+  int32_t unit_splits;      // warps a run of sorted rows is split over, each taking every unit_splits-th
+                            // group of a row's units (sums; 1 where the runs alone fill the device)
 };
 
 }  // namespace jitops
