@@ -9,8 +9,6 @@
 namespace jitops {
 namespace {
 
-int64_t magnitude(int64_t stride) { return stride < 0 ? -stride : stride; }
-
 // The dim operand k is densest along: its smallest non-zero stride (the
 // innermost on a tie), or -1 for an operand that is one element throughout.
 int densest_dim(const IterationSpace& s, int k) {
@@ -68,22 +66,12 @@ void fill_tile_params_dims(int dims, const ElementwiseProblem& p, const Iteratio
 // The tile_edges, shrunk until the staged operands' tiles fit in shared memory.
 void shape_tile(const ElementwiseProblem& p, const IterationSpace& s, int threads, ElementwiseTile& tile) {
   tile_edges(s.sizes[s.ndim - 1], s.sizes[tile.dim_b], threads, tile.tile_a, tile.tile_b);
-  while (staged_bytes(p, tile.staged, tile.tile_a, tile.tile_b) > kTileSharedBytes) {
-    if (tile.tile_a >= tile.tile_b)
-      tile.tile_a /= 2;
-    else
-      tile.tile_b /= 2;
-  }
+  shrink_to_shared_memory(tile.tile_a, tile.tile_b, [&](int a, int b) { return staged_bytes(p, tile.staged, a, b); });
 }
 
 }  // namespace
 
 void tile_edges(int64_t size_a, int64_t size_b, int threads, int& tile_a, int& tile_b) {
-  auto pow2_at_least = [](int64_t v) {
-    int64_t p = 1;
-    while (p < v) p <<= 1;
-    return p;
-  };
   const int64_t elements = 4 * int64_t(threads);
   int64_t edge_b = 1;
   while (edge_b * edge_b < elements) edge_b <<= 1;

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "runtime/collapse.h"
+#include "runtime/int_math.h"
 #include "runtime/launch.h"
 #include "runtime/ops/elementwise_plan.h"
 #include "jitops/elementwise_tile_params.h"
@@ -48,10 +49,20 @@ struct ElementwiseTile {
 // keeps its elements. Powers of two; the caller shrinks them for shared memory.
 void tile_edges(int64_t size_a, int64_t size_b, int threads, int& tile_a, int& tile_b);
 
+// Halves the tile's longer edge until `staged_bytes(tile_a, tile_b)`, the
+// shared memory its staged operands take, fits in kTileSharedBytes.
+template <typename StagedBytes>
+void shrink_to_shared_memory(int& tile_a, int& tile_b, StagedBytes staged_bytes) {
+  while (staged_bytes(tile_a, tile_b) > kTileSharedBytes) {
+    if (tile_a >= tile_b)
+      tile_a /= 2;
+    else
+      tile_b /= 2;
+  }
+}
+
 // Tiles over the inner dim a and `dim_b`, times the batch (every other dim).
 int64_t tile_count(const IterationSpace& s, int dim_b, int tile_a, int tile_b);
-
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The geometry of a tile parameter block, for `operands` operands of `s`:
 // sizes and tile counts along a (the inner dim) and `dim_b`, the batch dims

@@ -2,12 +2,11 @@
 
 #include "jit/gather_source.h"
 #include "jitops/gather_tile_params.h"
+#include "runtime/int_math.h"
 #include "runtime/ops/elementwise_tile_plan.h"
 
 namespace jitops {
 namespace {
-
-int64_t magnitude(int64_t v) { return v < 0 ? -v : v; }
 
 // Outputs under this many units stay on the strided walk: its one pass over
 // a few thousand units beat the tile's loads, barrier and stores (complex64
@@ -62,12 +61,9 @@ void plan_gather_tiles(const GatherProblem& p, int dim_b, bool offsets_fit_32_bi
   const LaunchTuning& tuning = plan.tuning.config;
   int tile_a = 0, tile_b = 0;
   tile_edges(s.sizes[s.ndim - 1], s.sizes[dim_b], tuning.threads, tile_a, tile_b);
-  while (int64_t(tile_a) * staged_tile_pitch(p.element_bytes, tile_b) * p.element_bytes > kTileSharedBytes) {
-    if (tile_a >= tile_b)
-      tile_a /= 2;
-    else
-      tile_b /= 2;
-  }
+  shrink_to_shared_memory(tile_a, tile_b, [&](int a, int b) {
+    return int64_t(a) * staged_tile_pitch(p.element_bytes, b) * p.element_bytes;
+  });
   const int threads = int(std::min<int64_t>(tuning.threads, int64_t(tile_a) * tile_b));
   const int dims = s.ndim <= 3 ? s.ndim : kMaxDims;
   using F = GatherSpecFields;

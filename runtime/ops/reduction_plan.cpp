@@ -7,14 +7,13 @@
 #include <stdexcept>
 
 #include "runtime/collapse.h"
+#include "runtime/int_math.h"
 #include "runtime/tuning.h"
 
 namespace jitops {
 namespace {
 
 using F = ReductionSpecFields;
-
-int64_t magnitude(int64_t v) { return v < 0 ? -v : v; }
 
 int next_pow2(int64_t n) {
   int p = 1;

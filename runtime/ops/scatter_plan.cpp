@@ -9,6 +9,7 @@
 #include "jitops/scatter_params.h"
 #include "jitops/sort_params.h"
 #include "runtime/arg_error.h"
+#include "runtime/int_math.h"
 
 namespace jitops {
 namespace {
@@ -20,8 +21,6 @@ std::atomic<int64_t> g_small_index_threshold{16};
 // Below this many units a call is about its launch, and the walk's order is
 // not worth the planning time.
 constexpr int64_t kWalkOrderMinUnits = int64_t(1) << 16;
-
-int64_t magnitude(int64_t v) { return v < 0 ? -v : v; }
 
 // Moves V adjacent elements per access when the innermost dim is contiguous in
 // self and src, does not vary the index, and strides and pointers allow it.
@@ -235,10 +234,6 @@ int64_t warp_sectors(const ScatterProblem& p, const int* order) {
 void prefer_fewest_sectors(const ScatterProblem& p, int* order) {
   const int n = p.space.ndim;
   if (n < 3 || p.space.numel() < kWalkOrderMinUnits) return;
-  IterationSpace planned_space = p.space;
-  permute_dims(planned_space, order);
-  collapse(planned_space);
-  if (planned_space.ndim <= 2) return;
   const int64_t planned = warp_sectors(p, order);
   int64_t best = planned;
   int best_dim = -1;
@@ -253,6 +248,10 @@ void prefer_fewest_sectors(const ScatterProblem& p, int* order) {
     if (cost < best) best = cost, best_dim = inner;
   }
   if (best_dim < 0 || 4 * best > 3 * planned) return;  // a quarter fewer or keep the tuned order
+  IterationSpace planned_space = p.space;  // only now: most calls stop above
+  permute_dims(planned_space, order);
+  collapse(planned_space);
+  if (planned_space.ndim <= 2) return;
   const int moved = order[best_dim];
   for (int k = best_dim; k < n - 1; ++k) order[k] = order[k + 1];
   order[n - 1] = moved;
