@@ -484,3 +484,43 @@ def test_walks_along_the_index_inner_dim(dtype):
             np.add.at(ref, (slice(None), idx), src_h)
             np.testing.assert_array_equal(host(self_t), ref)
         np.testing.assert_array_equal(host(base)[:, 0::2], base_before[:, 0::2])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int32"])
+def test_a_self_past_half_the_l2_in_its_own_order(dtype):
+    """Selfs over 25 MB (half an H100's L2) with long runs along an indexed middle dim, which the planner
+    walks in self's order (tests/test_scatter_spec.py): index_fill_ with more indices than rows (repeats),
+    index_add_ from an expanded source and index_copy_, each against numpy."""
+    rng = np.random.default_rng(seed("past half the l2", dtype))
+    rows = 8192 if dtype == "float64" else 16384
+    shape = (16, 4, rows, 23)  # 96 MB of float64, 96 MB of float16 or 192 MB of int32 at 16384 rows
+    self_t = device_tensor(rng, shape, dtype, "contiguous")
+    before = host(self_t)
+    idx = rng.integers(0, rows, 2 * rows + 1401)
+    jitops.index_fill_(self_t, 2, torch.from_numpy(idx.astype(np.int32)).to(DEVICE), 7)
+    ref = before.copy()
+    ref[:, :, idx] = 7
+    np.testing.assert_array_equal(host(self_t), ref)
+
+    n = 3001
+    idx = rng.integers(0, rows, n)
+    src_t = device_tensor(rng, (16, 4, 1, 23), dtype, "contiguous").expand(16, 4, n, 23)
+    before, src_h = host(self_t), host(src_t)
+    jitops.index_add_(self_t, 2, torch.from_numpy(idx.astype(np.int64)).to(DEVICE), src_t)
+    if dtype in EPS:
+        pos = (np.arange(16)[:, None, None, None], np.arange(4)[None, :, None, None], idx[None, None, :, None],
+               np.arange(23)[None, None, None, :])
+        ref, bound = accumulate_reference(before, pos, src_h, dtype)
+        check_float(self_t, ref, bound, dtype)
+    else:
+        ref = before.copy()
+        np.add.at(ref, (slice(None), slice(None), idx), src_h)
+        np.testing.assert_array_equal(host(self_t), ref)
+
+    idx = rng.permutation(rows)[:n]
+    src_t = device_tensor(rng, (16, 4, n, 23), dtype, "contiguous")
+    before, src_h = host(self_t), host(src_t)
+    jitops.index_copy_(self_t, 2, torch.from_numpy(idx.astype(np.int64)).to(DEVICE), src_t)
+    ref = before.copy()
+    ref[:, :, idx] = src_h
+    np.testing.assert_array_equal(host(self_t), ref)

@@ -157,6 +157,18 @@ def test_index_runs_of_self_order_the_walk():
     assert walk(r) == ([4096, 5], [16, 0])
 
 
+def test_a_self_past_half_the_l2_is_walked_in_its_own_order():
+    """Over a self that spans more than half the L2 (25 MB on sm_90), the index's dim counts at the axis's
+    stride even under long runs: outermost, each index position wrote rows across all of self at once and
+    partly written sectors went to DRAM and back (float64 (16x4x8192x23) along dim 2, 19785 indices: 202 us,
+    in self's order 93, PyTorch 109)."""
+    (r,) = plans("index_fill_", V([16, 4, 8192, 23], "float64"), 2, V([19785], "int32"), 1.5)  # 96 MB
+    assert walk(r) == ([64, 19785, 23], [188416, 0, 1])
+    (r,) = plans("index_add_", V([16, 4, 1024, 23], "float64"), 2, V([1000], "int32"),
+                 V([16, 4, 1000, 23], "float64"))  # 12 MB: rows stay in L2, the index's dim outermost
+    assert walk(r)[0][0] == 1000
+
+
 def test_rows_a_few_bytes_apart_in_self_share_a_warp():
     """Where each lane of a row reaches its own destination through the index and self's rows lie a few
     bytes apart, a warp's lanes along the index are the fewest sectors read plus twice written: the rest of
