@@ -27,6 +27,9 @@ struct DeviceInfo {
 
 
   int arch() const { return cc_major * 10 + cc_minor; }
+  // Writes spread over more than this leave the L2 before their sectors fill
+  // (the scatter walk order, the row sums' choice).
+  bool past_half_l2(int64_t bytes) const { return bytes > l2_bytes / 2; }
 };
 
 // DeviceInfo for "sm_XY" with no GPU; SM count of a typical part of that arch.

@@ -277,13 +277,13 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
   for (int k = 0; k < Unroll; ++k) {
     const bool live = valid[k] && !bad[k] && !merged[k];
     const Stride dest = live ? off[k][0] + (Stride)(int64_t)raw[k] * p.axis_stride : Stride(0);
-    // Every warp pays the match: spread destinations (float16, 16M random
-    // into 16M) ran as fast with it as with a neighbour test first, which
-    // skipped hot warps whose units had partly merged in their threads (8 hot
-    // rows: 3383 -> 4258 us, NOTES 68).
-    // Destinations that rise strictly along a full warp share none: one
-    // shuffle and one vote instead of the match, whose cost made 16-bit adds
-    // along dense rows issue-bound (float16 index_add_ of (17x4x3x47163)
+    // The match runs unless a full warp's destinations rise strictly (then
+    // they share none, and one shuffle and one vote decide it). A neighbour
+    // test that skipped on no equal neighbours missed hot warps whose units
+    // had partly merged in their threads (8 hot rows: 3383 -> 4258 us, NOTES
+    // 68); spread destinations (float16, 16M random into 16M) ran as fast
+    // with the match. Matching every warp made 16-bit adds along dense rows
+    // issue-bound (float16 index_add_ of (17x4x3x47163)
     // rows: 113.8 -> 54.4 us, PyTorch 60.6; 185 cases of seeds 40-99 1.02x in
     // geomean, index_add_ 1.16x; sorted one-column sums, whose runs still
     // take the match, up to 7% slower; NOTES 72).

@@ -53,7 +53,7 @@ bool pays(const RowSumLayout& l, int64_t row_bytes, int element, const DeviceInf
   if (element == kElemFloat16 || element == kElemBFloat16) return false;
   return l.rows >= 4096 && l.rows * row_bytes >= kMinBytes && row_bytes >= 128 &&
          l.rows <= 64 * l.destinations && l.destinations <= 16 * l.rows &&
-         l.destinations * row_bytes > device.l2_bytes / 2;
+         device.past_half_l2(l.destinations * row_bytes);
 }
 
 // Private copies (templates/row_private.cuh). Fits when a block holds

@@ -287,8 +287,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
     //   stay in L2 and the widest order measured as fast or faster.
     IterationSpace key = p.space;
     const int64_t run = self_run_elements(key);
-    const bool past_half_l2 = (p.self_hi - p.self_lo) * p.element_bytes > device.l2_bytes / 2;
-    const bool widest = run * p.element_bytes >= 128 && !past_half_l2;
+    const bool widest = run * p.element_bytes >= 128 && !device.past_half_l2((p.self_hi - p.self_lo) * p.element_bytes);
     const bool fill = p.op == kScatterFill;
     for (int d = 0; d < key.ndim; ++d)
       if (key.strides[kSelfOperand][d] == 0 && key.strides[kIndexOperand][d] != 0 && (run > 1 || fill))
