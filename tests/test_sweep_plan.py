@@ -2,6 +2,7 @@
 variety the sweep promises, the same cases for the same seed, and jitops
 plans and explains every case it draws for sm_90."""
 
+import numpy as np
 import pytest
 
 from jitops.bench.layouts import dense
@@ -118,6 +119,28 @@ def test_pytorch_references_run_for_small_cases_on_the_cpu():
         assert sweep.check(torch, case, built, result, result)[0], case.name
         ran.add(case.family)
     assert len(ran) >= 10
+
+
+def test_in_place_cases_start_every_timed_run_from_the_drawn_values():
+    """The timed call of an in-place op restores its operand first (outside the timing): a product applied
+    twice with the restore between equals one application, and both libraries' selves are their own."""
+    torch = pytest.importorskip("torch")
+    from jitops.bench import sweep
+    from jitops.bench.layouts import build_torch
+    from jitops.bench.sweep_cases import draw_scatter_reduce
+
+    rng = np.random.default_rng(5)
+    case = next(c for c in (draw_scatter_reduce(rng, "prod") for _ in range(50))
+                if "include_self=True" in c.name
+                and sum(s.storage for s in c.operands.values() if hasattr(s, "storage")) < 1 << 18)
+    built = build_torch(torch, case.operands, "cpu", 3)
+    ours, theirs = sweep._runners(torch, case, built, long_indices=True)
+    assert ours.target is not theirs.target and ours.target is not built.values["self"]
+    once = theirs().clone()
+    theirs.before()
+    again = theirs()
+    assert torch.equal(once, again)
+    assert not torch.equal(theirs(), once)  # without the restore the product compounds
 
 
 def test_histc_counts_past_2_24_are_judged_by_pytorchs_own_binning():

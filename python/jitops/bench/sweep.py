@@ -13,7 +13,7 @@ import statistics
 from .layouts import Index, build_torch, build_virtual
 from .progress import Progress
 from .sweep_cases import FAMILIES, Ref, SweepCase, draw_cases
-from .timing import Timer
+from .timing import RestoringRun, Timer
 
 NOISE_BAND = 0.97
 _KERNELS = {}
@@ -128,7 +128,8 @@ def check(torch, case, built, ours, theirs):
 
 
 def _runners(torch, case, built, long_indices=False):
-    """(ours, theirs) zero-argument calls on their own copies of the operands (in-place ops modify theirs).
+    """(ours, theirs) zero-argument calls on their own copies of the operands (in-place ops modify theirs,
+    restored before each timed run).
     `long_indices`: PyTorch is given int64 copies of int32 indices, made here, outside its timed calls (most
     of its indexing ops refuse int32; a PyTorch user converts once)."""
     fn = jitops_callable(case)
@@ -142,7 +143,12 @@ def _runners(torch, case, built, long_indices=False):
             if isinstance(spec, Index):
                 theirs_values[name] = theirs_values[name].long()
     args, kwargs = call_args(case, ours_values)
-    return (lambda: fn(*args, **kwargs)), (lambda: case.reference(torch, theirs_values))
+    ours, theirs = (lambda: fn(*args, **kwargs)), (lambda: case.reference(torch, theirs_values))
+    if not case.inplace:
+        return ours, theirs
+    pristine = built.values[case.inplace]
+    return (RestoringRun(ours, ours_values[case.inplace], pristine),
+            RestoringRun(theirs, theirs_values[case.inplace], pristine))
 
 
 def _refuses_int32(exc):
