@@ -5,8 +5,8 @@
 namespace jitops {
 namespace {
 
-const char* const kFieldNames[KernelSpec::kFields] = {"unit",   "index",  "dims",   "offset", "wrap",
-                                                      "flat",   "unroll", "threads", "tile_a", "tile_b"};
+const char* const kFieldNames[KernelSpec::kFields] = {"unit",   "index",  "dims",   "offset", "wrap",  "flat",
+                                                      "unroll", "threads", "tile_a", "tile_b", "index_each"};
 
 std::string gather_body(const KernelSpec& s) {
   using F = GatherSpecFields;
@@ -25,7 +25,8 @@ std::string gather_body(const KernelSpec& s) {
     header = "gather_tile.cuh";
     params = "jitops::GatherTileParams<" + std::to_string(param_dims) + ", " + std::to_string(f[F::kOffsetBits]) + ">";
     call = "jitops::gather_tiles<" + unit + ", " + index_type + ", " + wrap + ", " + std::to_string(f[F::kTileA]) +
-           ", " + std::to_string(f[F::kTileB]) + ", " + threads + ">(p);";
+           ", " + std::to_string(f[F::kTileB]) + ", " + threads + ", " + (f[F::kTileIndexEach] ? "true" : "false") +
+           ">(p);";
   } else {
     params = "jitops::GatherParams<" + std::to_string(f[F::kOffsetBits]) + ", " + std::to_string(param_dims) + ", " +
              std::to_string(flat_dims) + ">";

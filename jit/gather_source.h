@@ -16,6 +16,7 @@ struct GatherSpecFields {
     kMaxThreads,      // __launch_bounds__
     kTileA,           // tile regime (templates/gather_tile.cuh): elements along the output's inner dim; 0: none
     kTileB,           // and along the dim x is dense in
+    kTileIndexEach,   // 1: the index varies inside a tile (an index value per element); 0: one a tile
   };
 };
 

@@ -4,9 +4,13 @@
 // The strided walk read x a sector per element there, leaving the rest of each
 // sector to the caches until the next row (take of uint16 from channels_last
 // (9, 167, 65536, 1) along axis 0: 35% of copy speed, PyTorch 37%).
-// The index varies along the batch dims only, so a tile has one index value:
-// the block loads it once, reads x's tile along b into shared memory, and
-// writes the output along a.
+// Where the index varies along the batch dims only, a tile has one index
+// value: the block loads it once, reads x's tile along b into shared memory,
+// and writes the output along a. IndexEach: the index varies along a or b (a
+// is the indexed dim itself: an index_select along a dim x is not dense in,
+// into a contiguous output whose inner dim it is; or torch.gather's index
+// varies along b): each element loads its own index value (from L1: a warp's
+// lanes lie along b), and x's reads still run along b.
 #pragma once
 #include "elementwise_tile.cuh"
 #include "gather.cuh"
@@ -14,26 +18,42 @@
 
 namespace jitops {
 
-template <typename Unit, typename IndexT, bool Wrap, int TA, int TB, int Threads, int Dims, int Bits>
+template <typename Unit, typename IndexT, bool Wrap, int TA, int TB, int Threads, bool IndexEach, int Dims, int Bits>
 __device__ __forceinline__ void gather_tiles(const GatherTileParams<Dims, Bits>& p) {
   typedef typename OffsetTypes<Bits>::Linear L;
   typedef typename OffsetTypes<Bits>::Stride S;
   constexpr int kItems = TA * TB / Threads;
+  static_assert(kItems <= 64, "a thread's bad items are one 64-bit mask");
   __shared__ Unit tile[TA][staged_tile_pitch(int(sizeof(Unit)), TB)];
   const Unit* x = static_cast<const Unit*>(p.tiles.data[kTileX]);
   Unit* out = static_cast<Unit*>(p.tiles.data[kTileOut]);
   for (L t = blockIdx.x; t < p.tiles.tiles; t += gridDim.x) {
     TileOrigin<Bits, kGatherTileOperands> o = tile_origin<TA, TB, kGatherTileOperands>(p.tiles, t);
-    const IndexT raw = load_readonly(static_cast<const IndexT*>(p.tiles.data[kTileIndex]) + o.base[kTileIndex]);
-    int64_t v = (int64_t)raw;
-    const bool good = index_in_range<Wrap>(v, p.axis_size);
-    o.base[kTileX] += S(good ? v : 0) * p.axis_stride;
+    const IndexT* index = static_cast<const IndexT*>(p.tiles.data[kTileIndex]);
+    bool good = true;
+    IndexT raw = 0;
+    unsigned long long bad_items = 0;  // IndexEach: reported after the stores, off the loads' path
+    if constexpr (!IndexEach) {
+      raw = load_readonly(index + o.base[kTileIndex]);
+      int64_t v = (int64_t)raw;
+      good = index_in_range<Wrap>(v, p.axis_size);
+      o.base[kTileX] += S(good ? v : 0) * p.axis_stride;
+    }
     Unit vals[kItems];
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
       int a, b;
       tile_item<TB, Threads>(j, b, a);
-      vals[j] = good ? load_readonly(x + o.at_clamped(p.tiles, kTileX, a, b)) : zero_unit<Unit>();
+      if constexpr (IndexEach) {
+        const IndexT own = load_readonly(index + o.at_clamped(p.tiles, kTileIndex, a, b));
+        int64_t v = (int64_t)own;
+        const bool in_range = index_in_range<Wrap>(v, p.axis_size);
+        vals[j] = in_range ? load_readonly(x + o.at_clamped(p.tiles, kTileX, a, b) + S(v) * p.axis_stride)
+                           : zero_unit<Unit>();
+        if (!in_range && o.inside(a, b)) bad_items |= 1ull << j;
+      } else {
+        vals[j] = good ? load_readonly(x + o.at_clamped(p.tiles, kTileX, a, b)) : zero_unit<Unit>();
+      }
     }
     __syncwarp();  // every load issued before the first store to shared memory waits on its own
 #pragma unroll
@@ -51,6 +71,16 @@ __device__ __forceinline__ void gather_tiles(const GatherTileParams<Dims, Bits>&
     }
     if (!good && threadIdx.x == 0)
       report_bad_index(p.error, (int64_t)o.base[kTileIndexPosition], (int64_t)raw, p.axis_size, p.op_code);
+    if (IndexEach && bad_items) {
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) {
+        if (!((bad_items >> j) & 1)) continue;
+        int a, b;
+        tile_item<TB, Threads>(j, b, a);
+        report_bad_index(p.error, (int64_t)o.at(p.tiles, kTileIndexPosition, a, b),
+                         (int64_t)load_readonly(index + o.at(p.tiles, kTileIndex, a, b)), p.axis_size, p.op_code);
+      }
+    }
     __syncthreads();  // the next tile reuses the shared tile
   }
 }

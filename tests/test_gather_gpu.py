@@ -344,6 +344,39 @@ def test_tiles_from_x_dense_along_another_dim(dtype):
             assert_same_bits(to_numpy(torch, out), expected)
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "float64", "complex128"])
+def test_tiles_with_the_index_along_the_outputs_inner_dim(dtype):
+    """index_select and take along the dim that becomes the output's inner one, from an x dense along
+    another dim: tiles that load an index value per element (x read along its dense dim, the output written
+    along the index). Ragged tiles at both edges, repeated and negative indices, every 1- to 16-byte unit."""
+    rng = np.random.default_rng(seed("index tiles", dtype))
+    host = random_host(rng, (37, 21, 301), dtype)
+    x = to_torch(torch, host, dtype, DEVICE)
+    transposed = x.permute(2, 1, 0).contiguous().permute(2, 1, 0)  # dim 0 innermost
+    idx, idx_host = make_index(rng, (355,), host.shape[2], "int64")
+    expected = np.take(host, idx_host, axis=2)
+    assert jitops.explain("index_select", transposed, 2, idx)[0]["spec"]["index_each"] == 1
+    out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+    jitops.index_select(transposed, 2, idx, out=out)
+    assert_same_bits(to_numpy(torch, out), expected)
+    idx, idx_host = make_index(rng, (17, 23), host.shape[2], "int32", negative=True)
+    expected = np.take(host, idx_host, axis=2)
+    assert jitops.explain("take", transposed, idx, axis=2)[0]["spec"]["index_each"] == 1
+    out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+    jitops.take(transposed, idx, axis=2, out=out)
+    assert_same_bits(to_numpy(torch, out), expected)
+    # torch.gather along an axis of 2 (under 32 bytes of rows) with an index varying along dim 0 (x's dense
+    # dim), expanded along dim 2
+    pair = transposed[:, :2]
+    rows = torch.from_numpy(rng.integers(0, 2, (host.shape[0], 40, 1))).to(DEVICE)
+    idx = rows.expand(-1, -1, host.shape[2])
+    expected = np.take_along_axis(host[:, :2], np.broadcast_to(rows.cpu().numpy(), idx.shape), axis=1)
+    assert jitops.explain("gather", pair, 1, idx)[0]["spec"]["index_each"] == (pair.element_size() < 16)
+    out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+    jitops.gather(pair, 1, idx, out=out)
+    assert_same_bits(to_numpy(torch, out), expected)
+
+
 def test_a_bad_index_in_a_tile_is_reported():
     x = torch.randn(4, 64, 192, device=DEVICE).permute(0, 2, 1)  # (4, 192, 64), dim 1 innermost
     jitops.set_index_checks("sync")
@@ -354,5 +387,14 @@ def test_a_bad_index_in_a_tile_is_reported():
         with pytest.raises(IndexError, match=r"take: indices holds -5 at position 2 .*\(valid: \[-4, 4\)\)"):
             jitops.take(x, torch.tensor([[0, 3], [-5, -4]], device=DEVICE), axis=0)
         assert torch.equal(jitops.index_select(x, 0, torch.tensor([3, 0], device=DEVICE)), x[[3, 0]])
+        # an index value per element (the indexed dim innermost in the output): the first bad one's position
+        y = torch.randn(300, 40, 64, device=DEVICE).permute(2, 1, 0)  # (64, 40, 300), dim 0 innermost
+        idx = torch.randint(0, 300, (120,), device=DEVICE)
+        idx[57] = 300
+        assert jitops.explain("index_select", y, 2, idx)[0]["spec"]["index_each"] == 1
+        with pytest.raises(IndexError, match=r"index_select: index holds 300 at position 57 .*\(valid: \[0, 300\)\)"):
+            jitops.index_select(y, 2, idx)
+        idx[57] = 299
+        assert torch.equal(jitops.index_select(y, 2, idx), y[:, :, idx])
     finally:
         jitops.set_index_checks("async")

@@ -68,6 +68,21 @@ CASES = [
      dict(tile_a=0)),
     ("x dense along the output's inner dim: no tile", "index_select", (V([5000, 1024], "float32"), 0,
      V([8], "int64")), {}, dict(tile_a=0)),
+    # the indexed dim is the output's inner dim, x dense along another: an index value per element
+    ("the indexed dim innermost in the output: tiles", "index_select", (tr([300, 40, 64], "uint8", [2, 1, 0]), 2,
+     V([120], "int64")), {}, dict(tile_a=32, tile_b=32, index_each=1, unit=1)),
+    ("a 2-D index's inner dim innermost in the output: tiles", "take",
+     (tr([300, 40, 64], "float32", [2, 1, 0]), V([12, 20], "int32")), dict(axis=2), dict(index_each=1, wrap=1)),
+    ("torch.gather's index along x's dense dim, from an axis of 2: tiles", "gather",
+     (tr([301, 2, 1024], "int16", [2, 1, 0]), 1, V([1024, 20, 301], "int64", strides=[20, 1, 0])), {},
+     dict(tile_a=32, index_each=1)),
+    ("torch.gather's index along x's dense dim, from an axis of 64: no tile", "gather",
+     (tr([301, 64, 1024], "int16", [2, 1, 0]), 1, V([1024, 20, 301], "int64", strides=[20, 1, 0])), {},
+     dict(tile_a=0)),
+    ("the indexed dim innermost, under 2^18 output units: no tile", "index_select",
+     (tr([300, 40, 64], "uint8", [2, 1, 0]), 2, V([40], "int64")), {}, dict(tile_a=0)),
+    ("x dense along the indexed dim: no tile", "index_select", (V([5000, 1024], "float32"), 1, V([4096], "int64")),
+     {}, dict(tile_a=0)),
 ]
 
 

@@ -147,9 +147,9 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   plan.spec.fields[F::kOffsetBits] = bits;
   plan.spec.fields[F::kWrap] = p.wrap;
   plan.spec.fields[F::kFlat] = p.flat;
-  const int tile_dim = gather_tile_dim(p);
-  if (tile_dim >= 0) {
-    plan_gather_tiles(p, tile_dim, bits == 32, error_slot, device, plan);
+  const GatherTileChoice tiles = gather_tile_choice(p);
+  if (tiles.dim_b >= 0) {
+    plan_gather_tiles(p, tiles, bits == 32, error_slot, device, plan);
     return true;
   }
   const LaunchShape shape = choose_launch_shape(p.space, device, tuning);

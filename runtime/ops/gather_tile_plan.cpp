@@ -1,5 +1,6 @@
 #include "runtime/ops/gather_tile_plan.h"
 
+
 #include "jit/gather_source.h"
 #include "jitops/gather_tile_params.h"
 #include "runtime/int_math.h"
@@ -13,6 +14,10 @@ namespace {
 // (32, 2, 256) from a transposed x: 5.3 against 6.2 us tiled; uint32 of 2688
 // units 4.8 against 5.5), where 69k units gained (uint16, 5.6 -> 5.1 us).
 constexpr int64_t kMinTiledUnits = int64_t(1) << 15;
+// Where the index varies inside a tile, every element loads its index value too: outputs of
+// 35K-72K units lost (float16 of 72K: 4.6 -> 5.4 us, uint16 of 35K: 5.0 -> 5.3),
+// 482K gained (uint32 from a transposed (111, 2048) along axis 1: 7.2 -> 6.4).
+constexpr int64_t kMinIndexEachTiledUnits = int64_t(1) << 18;
 
 template <int Dims, int Bits>
 void fill_params(const GatherProblem& p, int dim_b, int tile_a, int tile_b, IndexErrorSlot* slot, LaunchPlan& plan) {
@@ -40,24 +45,39 @@ void fill_params_for_dims(int dims, const GatherProblem& p, int dim_b, int tile_
 
 }  // namespace
 
-int gather_tile_dim(const GatherProblem& p) {
+GatherTileChoice gather_tile_choice(const GatherProblem& p) {
   static_assert(int(kTileOut) == int(kOut) && int(kTileX) == int(kX) && int(kTileIndex) == int(kIndex) &&
                     int(kTileIndexPosition) == int(kIndexPosition),
                 "the tile params number their operands as the gather space does");
   const IterationSpace& s = p.space;
   const int a = s.ndim - 1;
-  if (p.flat || s.ndim < 2 || s.sizes[a] < kMinTileExtent || s.numel() < kMinTiledUnits) return -1;
-  if (magnitude(s.strides[kOut][a]) != 1 || s.strides[kX][a] == 0 || s.strides[kIndex][a] != 0) return -1;
+  GatherTileChoice none;
+  if (p.flat || s.ndim < 2 || s.sizes[a] < kMinTileExtent || s.numel() < kMinTiledUnits) return none;
+  if (magnitude(s.strides[kOut][a]) != 1) return none;
+  // x's step along a: its own stride, or (a the indexed dim) at least the axis's stride between two indices.
+  const bool index_along_a = s.strides[kIndex][a] != 0;
+  const int64_t x_step_a = index_along_a ? magnitude(p.axis_stride) : magnitude(s.strides[kX][a]);
+  if (x_step_a == 0 || (index_along_a && s.strides[kX][a] != 0)) return none;
   int b = -1;
   for (int d = a - 1; d >= 0; --d)
     if (s.strides[kX][d] != 0 && (b < 0 || magnitude(s.strides[kX][d]) < magnitude(s.strides[kX][b]))) b = d;
-  if (b < 0 || s.strides[kIndex][b] != 0 || s.sizes[b] < kMinTileExtent) return -1;
-  return magnitude(s.strides[kX][b]) < magnitude(s.strides[kX][a]) ? b : -1;
+  if (b < 0 || s.sizes[b] < kMinTileExtent || magnitude(s.strides[kX][b]) >= x_step_a) return none;
+  // An index varying along b (torch.gather's) reads x along b at one row per
+  // distinct value: a warp's 32 lanes touch min(axis, 32) rows' sectors for
+  // 32 units, where the strided walk reads a sector a unit. Random values
+  // over axis_size rows pay only where axis_size * unit < 32 bytes (int16
+  // from an axis of 2: 61.6 -> 30.5 us; complex64 from 256: 181 -> 246).
+  const bool index_along_b = s.strides[kIndex][b] != 0;
+  if (index_along_b && p.axis_size * p.element_bytes >= 32) return none;
+  const bool index_each = index_along_a || index_along_b;
+  if (index_each && s.numel() < kMinIndexEachTiledUnits) return none;
+  return GatherTileChoice{b, index_each};
 }
 
-void plan_gather_tiles(const GatherProblem& p, int dim_b, bool offsets_fit_32_bits, IndexErrorSlot* error_slot,
-                       const DeviceInfo& device, LaunchPlan& plan) {
+void plan_gather_tiles(const GatherProblem& p, const GatherTileChoice& choice, bool offsets_fit_32_bits,
+                       IndexErrorSlot* error_slot, const DeviceInfo& device, LaunchPlan& plan) {
   const IterationSpace& s = p.space;
+  const int dim_b = choice.dim_b;
   const LaunchTuning& tuning = plan.tuning.config;
   int tile_a = 0, tile_b = 0;
   tile_edges(s.sizes[s.ndim - 1], s.sizes[dim_b], tuning.threads, tile_a, tile_b);
@@ -72,11 +92,14 @@ void plan_gather_tiles(const GatherProblem& p, int dim_b, bool offsets_fit_32_bi
   plan.spec.fields[F::kMaxThreads] = threads;
   plan.spec.fields[F::kTileA] = tile_a;
   plan.spec.fields[F::kTileB] = tile_b;
+  plan.spec.fields[F::kTileIndexEach] = choice.index_each;
   plan.block[0] = unsigned(threads);
   plan.block[1] = plan.block[2] = 1;
   plan.grid[0] = grid_blocks(tile_count(s, dim_b, tile_a, tile_b), 1, threads, device, tuning.waves);
   plan.grid[1] = plan.grid[2] = 1;
-  plan.regime = "tiled: x dense along another dim than the output, staged through shared memory";
+  plan.regime = choice.index_each
+                    ? "tiled: x dense along another dim than the output, an index value per element"
+                    : "tiled: x dense along another dim than the output, staged through shared memory";
   if (offsets_fit_32_bits)
     fill_params_for_dims<32>(dims, p, dim_b, tile_a, tile_b, error_slot, plan);
   else

@@ -1,20 +1,26 @@
 // Planning of the gather family's tile regime (templates/gather_tile.cuh):
 // index_select and take along an axis whose output is dense along its inner
 // dim a while x is dense along another dim b (channels_last or transposed x
-// against the contiguous output), the index varying along neither.
+// against the contiguous output). The index varies along neither (one value a
+// tile), or along a or b (a value per element: a the indexed dim itself, or
+// torch.gather's index along b).
 #pragma once
 #include "runtime/launch.h"
 #include "runtime/ops/gather_plan.h"
 
 namespace jitops {
 
-// The collapsed dim b that x is dense along, for a tiled launch of `p`, or -1
-// where the strided walk stays.
-int gather_tile_dim(const GatherProblem& p);
+struct GatherTileChoice {
+  int dim_b = -1;              // the collapsed dim x is dense along; -1: the strided walk stays
+  bool index_each = false;  // the index varies along a or b: each element loads its own value
+};
+
+// Whether `p` is tiled, and along which dims.
+GatherTileChoice gather_tile_choice(const GatherProblem& p);
 
 // Shapes the tile for `threads`, and fills the spec's tile fields, the grid
 // (capped at `waves`) and the parameters.
-void plan_gather_tiles(const GatherProblem& p, int dim_b, bool offsets_fit_32_bits, IndexErrorSlot* error_slot,
-                       const DeviceInfo& device, LaunchPlan& plan);
+void plan_gather_tiles(const GatherProblem& p, const GatherTileChoice& choice, bool offsets_fit_32_bits,
+                       IndexErrorSlot* error_slot, const DeviceInfo& device, LaunchPlan& plan);
 
 }  // namespace jitops
