@@ -9,7 +9,7 @@ namespace jitops {
 namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"element", "index", "dims", "offset", "op", "vec",
-                                                      "alpha", "unroll", "threads", nullptr, nullptr, nullptr};
+                                                      "alpha", "unroll", "threads", "lane_runs", nullptr, nullptr};
 
 std::string scatter_body(const KernelSpec& s) {
   using F = ScatterSpecFields;
@@ -49,7 +49,8 @@ std::string scatter_body(const KernelSpec& s) {
     std::string common = std::to_string(f[F::kOp]) + ", " + std::to_string(f[F::kVec]) + ", " +
                          (f[F::kAlpha] ? "true" : "false") + ", " + std::to_string(f[F::kUnroll]);
     if (dims == 2)
-      call = "jitops::scatter_2d<" + element + ", " + index_type + ", " + common + ">(p);";
+      call = "jitops::scatter_2d<" + element + ", " + index_type + ", " + common + ", " +
+             (f[F::kRunsInLanes] ? "true" : "false") + ">(p);";
     else
       call = "jitops::scatter_linear<" + element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
              (generic ? "true" : "false") + ", " + common + ">(p);";

@@ -15,6 +15,7 @@ struct ScatterSpecFields {
     kAlpha,        // 1: scale the source by alpha (index_add_)
     kUnroll,
     kMaxThreads,
+    kRunsInLanes,  // dims 2: 1 where the index varies along the lanes' dim (neighbouring lanes may share a destination)
   };
 };
 

@@ -316,9 +316,15 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
 // LanesShareRows: a warp's lanes walk the units in order (the linear walk), so
 // sorted indices put runs in it; in the 2-D walk its lanes take columns of a
 // row, whose destinations differ, and combining adds only cost (int32 rows of
-// 64: 0.97x against 1.00x without).
-template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, bool LanesShareRows, typename P,
-          typename PositionOf>
+// 64: 0.97x against 1.00x without). RunsInLanes (2-D walk): the index varies
+// along the columns, so neighbouring lanes may share a destination and
+// compare-and-swap ops combine their runs; where it does not (expanded and
+// narrow rows), the runs' code alone cost up to 1.6x (float32 amin of
+// expanded rows (903, 300): 422 -> 299 us; 68 plans of seeds 40-99 1.10x in
+// geomean, NOTES 73), while full indices along the lanes need it (float64
+// products along dim 1: 25 -> 42 us without).
+template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, bool LanesShareRows,
+          bool RunsInLanes, typename P, typename PositionOf>
 __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Unroll], const IndexT (&raw)[Unroll],
                                               const typename P::Stride (&off)[Unroll][4], PositionOf position_of) {
   typedef typename P::Stride Stride;
@@ -371,7 +377,8 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
   // 51120 sorted values into 2393: 17.1 us with the peers' tree alone, 15.5 with runs first, PyTorch
   // 15.1-15.5, seed 38); the match then finds nothing left and ends.
   constexpr bool kCombinesPeers = LanesShareRows && (IsCasOp<T, Op>::value || (Op == kScatterAdd && IsNarrowFloat<T>::value));
-  constexpr bool kCombinesRuns = IsCasOp<T, Op>::value || (LanesShareRows && CombinesNativeRuns<T, Op>::value);
+  constexpr bool kCombinesRuns =
+      (RunsInLanes && IsCasOp<T, Op>::value) || (LanesShareRows && CombinesNativeRuns<T, Op>::value);
   if constexpr (Vec == 1 && kCombinesRuns) combine_runs<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
   if constexpr (Vec == 1 && kCombinesPeers) combine_peers<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
 #pragma unroll
@@ -405,13 +412,13 @@ __device__ __forceinline__ void scatter_linear(const P& p) {
         raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]);
       }
     }
-    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, true>(p, valid, raw, off, [&](int k) {
+    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, true, true>(p, valid, raw, off, [&](int k) {
       return index_position(p, base + (Linear)k * blockDim.x);
     });
   }
 }
 
-template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, typename P>
+template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, bool RunsInLanes, typename P>
 __device__ __forceinline__ void scatter_2d(const P& p) {
   typedef typename P::Linear Linear;
   typedef typename P::Stride Stride;
@@ -444,7 +451,7 @@ __device__ __forceinline__ void scatter_2d(const P& p) {
       off[k][3] = col_off[3] + row * p.counts_strides[0];
       raw[k] = valid[k] ? load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]) : IndexT(0);
     }
-    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, false>(p, valid, raw, off, [&](int k) {
+    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, false, RunsInLanes>(p, valid, raw, off, [&](int k) {
       return (int64_t)(base + (Linear)k * blockDim.y) * p.index_positions[0] + (int64_t)col * p.index_positions[1];
     });
   }

@@ -322,3 +322,15 @@ def test_max_and_min_take_one_unit_a_thread_under_32_terms_a_destination():
     assert unroll("amin", "float16", 1154892, 69156) == 1
     assert unroll("amin", "float16", 1154892 * 2, 69156) == 8  # 33 terms a destination
     assert unroll("prod", "float16", 1154892, 69156) == 8
+
+
+def test_compare_and_swap_runs_combine_only_where_lanes_walk_the_index():
+    """In the 2-D walk, neighbouring lanes can share a destination only where the index varies along the
+    lanes' dim: there compare-and-swap ops combine their runs; along expanded rows the code is left out."""
+    expanded = jitops.explain("scatter_reduce_", V([1392, 256], "bfloat16"), 0,
+                              V([90495, 256], "int32", strides=[1, 0]), V([90495, 256], "bfloat16"), "amin",
+                              include_self=False, arch="sm_90")[-1]["spec"]
+    assert expanded["dims"] == 2 and expanded["lane_runs"] == 0
+    full = jitops.explain("scatter_reduce_", V([85539, 7], "float64"), 1, V([85539, 8], "int64"),
+                          V([85539, 8], "float64"), "prod", arch="sm_90")[-1]["spec"]
+    assert full["dims"] == 2 and full["lane_runs"] == 1

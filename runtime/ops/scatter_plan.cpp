@@ -424,6 +424,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   plan.spec.fields[F::kAlpha] = p.has_alpha;
   plan.spec.fields[F::kUnroll] = linear_pass ? 1 : shape.unroll;
   plan.spec.fields[F::kMaxThreads] = tuning.threads;
+  plan.spec.fields[F::kRunsInLanes] = shape.dims == 2 && s.strides[kIndexOperand][1] != 0;
   plan.regime = shape.dims == 2 && !linear_pass ? (small_index ? "small-index" : "large-index") : nullptr;
   if (bits == 32)
     fill_for_dims<32>(p, shape.dims, error_slot, plan);
