@@ -1,6 +1,5 @@
 #include "runtime/ops/gather_tile_plan.h"
 
-
 #include "jit/gather_source.h"
 #include "jitops/gather_tile_params.h"
 #include "runtime/int_math.h"
@@ -14,9 +13,10 @@ namespace {
 // (32, 2, 256) from a transposed x: 5.3 against 6.2 us tiled; uint32 of 2688
 // units 4.8 against 5.5), where 69k units gained (uint16, 5.6 -> 5.1 us).
 constexpr int64_t kMinTiledUnits = int64_t(1) << 15;
-// Where the index varies inside a tile, every element loads its index value too: outputs of
-// 35K-72K units lost (float16 of 72K: 4.6 -> 5.4 us, uint16 of 35K: 5.0 -> 5.3),
-// 482K gained (uint32 from a transposed (111, 2048) along axis 1: 7.2 -> 6.4).
+// Where the index varies inside a tile, every element loads its index value
+// too: outputs of 35K-72K units lost (float16 of 72K: 4.6 -> 5.4 us, uint16
+// of 35K: 5.0 -> 5.3), 482K gained (uint32 from a transposed (111, 2048)
+// along axis 1: 7.2 -> 6.4).
 constexpr int64_t kMinIndexEachTiledUnits = int64_t(1) << 18;
 
 template <int Dims, int Bits>

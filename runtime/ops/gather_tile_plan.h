@@ -11,7 +11,7 @@
 namespace jitops {
 
 struct GatherTileChoice {
-  int dim_b = -1;              // the collapsed dim x is dense along; -1: the strided walk stays
+  int dim_b = -1;           // the collapsed dim x is dense along; -1: the strided walk stays
   bool index_each = false;  // the index varies along a or b: each element loads its own value
 };
 
