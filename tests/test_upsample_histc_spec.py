@@ -42,6 +42,25 @@ def test_other_scales_walk_rows_of_the_dense_result(fresh_cache):
     assert k["spec"]["kind"] == 0 and k["regime"] == "generic gather"
 
 
+def _channels_last(shape, dtype):
+    n, c, h, w = shape
+    return V(list(shape), dtype, [h * w * c, 1, w * c, c])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("scale", [0.5, 1.5, 2, 3])
+def test_row_backward_holds_few_enough_registers_for_three_blocks_an_sm(fresh_cache, dtype, scale):
+    """The backward row kernel keeps each element's window bounds and window loads in registers. Holding 32 loads
+    a thread, float16 x0.5 took 226 registers and float64 x1.5 105 (1-2 blocks an SM), and lost to PyTorch; the
+    planner now gives a thread fewer elements (NOTES 74)."""
+    grad = _channels_last((4, 64, int(48 * scale), int(40 * scale)), dtype)
+    (k,) = explain("upsample_nearest2d_backward", grad, (4, 64, 48, 40), scale_factor=scale)
+    assert k["spec"]["kind"] == 5 and k["local_bytes"] == 0
+    assert k["registers"] <= 72  # 3 blocks of 256 threads an SM or more
+    held = 3 + k["spec"]["window_h"] * k["spec"]["window_w"] * max(1, {"float64": 2}.get(dtype, 1))
+    assert k["spec"]["vec"] * k["spec"]["unroll"] * held <= 32 or k["spec"]["vec"] * k["spec"]["unroll"] == 1
+
+
 def test_upsample_argument_errors():
     x = V([2, 3, 8, 8], "float32")
     with pytest.raises(ValueError, match="exactly one of size and scale_factor"):

@@ -95,6 +95,18 @@ void finish_plan(UpsampleParams<Bits>& p, int unroll, const DeviceInfo& device, 
   plan.set_params(p);
 }
 
+// The backward row kernel keeps, for each element a thread holds, its window's
+// bounds and channel (about 3 registers) and its window's loads in flight (one
+// register each, two for 8-byte elements). Holding up to 32 loads a thread,
+// it took 100-226 registers (1-2 blocks an SM, 20% of warps active) and lost
+// to PyTorch; within this budget it takes 40-68, and 123 cases of sweep seeds
+// 40-99 whose plan it changed ran 1.27x faster in geomean (NOTES 74).
+constexpr int kBackwardHeldRegisters = 32;
+
+int backward_element_registers(int window_loads, int element_bytes) {
+  return 3 + std::max(1, window_loads) * std::max(1, element_bytes / 4);
+}
+
 unsigned next_pow2(int64_t v) {
   unsigned p = 1;
   while (p < v) p <<= 1;
@@ -144,13 +156,12 @@ bool plan_rows(bool forward, const TensorDesc& src, const TensorDesc& dst, const
   plan.spec.fields[F::kVec] = vec;
   plan.spec.fields[F::kNchwRows] = nchw;
   plan.spec.fields[F::kSrcPacked] = src_packed;
-  int window_loads = 1;  // loads an element's window sum may issue at once (backward)
+  int held_per_element = 1;  // registers each element a thread holds costs (backward)
   if (!forward) {
     plan.spec.fields[F::kWindowH] = widest_window(p.scale_h, g.in_h);
     plan.spec.fields[F::kWindowW] = widest_window(p.scale_w, g.in_w);
-    window_loads = std::max(1, plan.spec.fields[F::kWindowH] * plan.spec.fields[F::kWindowW]);
-    // At most 32 loads in flight a thread: narrower packs where windows are wide.
-    while (vec > 1 && vec * window_loads > 32) vec /= 2;
+    held_per_element = backward_element_registers(plan.spec.fields[F::kWindowH] * plan.spec.fields[F::kWindowW], bytes);
+    while (vec > 1 && vec * held_per_element > kBackwardHeldRegisters) vec /= 2;
     plan.spec.fields[F::kVec] = vec;
   }
   plan.regime = nchw ? "rows of W, mapped once per thread" : "rows of W x C (channels-last), mapped once per thread";
@@ -164,8 +175,9 @@ bool plan_rows(bool forward, const TensorDesc& src, const TensorDesc& dst, const
   plan.tuning = resolve_tuning(point, device, heuristic);
   plan.tunable = true;
   const LaunchTuning& tuning = plan.tuning.config;
-  // Registers hold each element's mapping: at most 32 source offsets forward, 8 windows backward.
-  int cols = std::max(1, std::min(tuning.unroll, (forward ? 32 : 32 / window_loads) / vec));
+  // Registers hold each element's mapping: at most 32 source offsets forward, the budget's worth backward.
+  int cols = std::max(1, std::min(tuning.unroll, 32 / vec));
+  while (!forward && cols > 1 && cols * vec * held_per_element > kBackwardHeldRegisters) cols /= 2;
   unsigned bx = 0, by = 0;
   int64_t gx = 0;
   for (;;) {  // the heuristic gives up columns a thread while the grid would leave SMs idle
@@ -211,7 +223,9 @@ bool plan_with_bits(bool forward, const TensorDesc& src, const TensorDesc& dst, 
     plan.spec.fields[F::kVec] = vec;
     plan.regime = "exact 2x, packed pairs";
     fill_2x(rows, width, vec, p);
-    finish_plan(p, 4, device, plan);
+    // Backward, 2 packs a thread: at 4, bfloat16 packs of 4 took 79 registers; 166 cases of sweep seeds 40-99
+    // ran 1.02x faster in geomean at 2 (bfloat16 up to 1.29x), 1.03x at 1 but large 16-bit ones up to 15% slower.
+    finish_plan(p, forward ? 4 : 2, device, plan);
     return true;
   }
   if (!forward && plan_upsample_tiles<Bits>(src, dst, g, device, plan)) return true;
