@@ -4,18 +4,10 @@
 #include <cstdint>
 
 #include "runtime/arg_error.h"
+#include "runtime/int_math.h"
 #include "runtime/launch.h"
 
 namespace jitops {
-namespace {
-
-unsigned next_pow2(int64_t v) {
-  unsigned p = 1;
-  while (p < v) p <<= 1;
-  return p;
-}
-
-}  // namespace
 
 LaunchShape choose_launch_shape(const IterationSpace& s, const DeviceInfo& device, const LaunchTuning& tuning,
                                 bool one_row_block, unsigned max_lanes_x) {
@@ -25,7 +17,7 @@ LaunchShape choose_launch_shape(const IterationSpace& s, const DeviceInfo& devic
   const bool two_d = shape.dims == 2;
   const int64_t rows = s.sizes[0], cols = two_d ? s.sizes[1] : 1;
   const unsigned bx = !two_d ? unsigned(tuning.threads)
-                      : std::min(max_lanes_x, cols <= 32 ? next_pow2(cols)
+                      : std::min(max_lanes_x, cols <= 32 ? unsigned(pow2_at_least(cols))
                                                          : unsigned(std::min<int64_t>((cols + 31) / 32 * 32, tuning.threads)));
   const unsigned by = !two_d || one_row_block ? 1u : std::max(1u, unsigned(tuning.threads) / bx);
   const int64_t gx = two_d ? (cols + bx - 1) / bx : 1;

@@ -283,10 +283,10 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
     // had partly merged in their threads (8 hot rows: 3383 -> 4258 us, NOTES
     // 68); spread destinations (float16, 16M random into 16M) ran as fast
     // with the match. Matching every warp made 16-bit adds along dense rows
-    // issue-bound (float16 index_add_ of (17x4x3x47163)
-    // rows: 113.8 -> 54.4 us, PyTorch 60.6; 185 cases of seeds 40-99 1.02x in
-    // geomean, index_add_ 1.16x; sorted one-column sums, whose runs still
-    // take the match, up to 7% slower; NOTES 72).
+    // issue-bound (float16 index_add_ of (17x4x3x47163) rows: 113.8 -> 54.4
+    // us, PyTorch 60.6; 185 cases of seeds 40-99 1.02x in geomean, index_add_
+    // 1.16x; sorted one-column sums, whose runs still take the match, up to
+    // 7% slower; NOTES 72).
     if (active == 0xFFFFFFFFu) {
       const Stride prev = __shfl_up_sync(active, dest, 1);
       if (__all_sync(active, live && (lane == 0 || prev < dest))) continue;

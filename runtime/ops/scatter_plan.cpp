@@ -321,8 +321,9 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // unroll: its rows' loads in flight together took int32 through a full
   // int64 index into a transposed self 677 -> 571 us (PyTorch 600, seed 44),
   // int64 sorted along dim 2 200 -> 85 (PyTorch 125, seed 46; 3 of 14 such
-  // cases on seeds 40-69 lost 4-7%, NOTES 71). Index along the rows with many terms per destination (64 or
-  // more on average): unrolled units often merge, and unroll 8 halved the
+  // cases on seeds 40-69 lost 4-7%, NOTES 71). Index along the rows with
+  // many terms per destination (64 or more on average): unrolled units often
+  // merge, and unroll 8 halved the
   // every-index-equal case (1307 -> 692 us); with few terms (scatter_add, ~10)
   // unroll 8 only cost (373 -> 473 us), so the default stays. Not for single
   // elements of 4 bytes or less, whose merge of 8 units held 71 registers:

@@ -7,6 +7,7 @@
 #include "jit/upsample_source.h"
 #include "jitops/upsample_params.h"
 #include "runtime/arg_error.h"
+#include "runtime/int_math.h"
 #include "runtime/launch_shape.h"
 #include "runtime/ops/upsample_tiles_plan.h"
 
@@ -107,12 +108,6 @@ int backward_element_registers(int window_loads, int element_bytes) {
   return 3 + std::max(1, window_loads) * std::max(1, element_bytes / 4);
 }
 
-unsigned next_pow2(int64_t v) {
-  unsigned p = 1;
-  while (p < v) p <<= 1;
-  return p;
-}
-
 // The row kernels (templates/upsample_rows.cuh) for a dense NCHW or
 // channels-last `dst`; false for any other layout of it.
 template <int Bits>
@@ -181,7 +176,7 @@ bool plan_rows(bool forward, const TensorDesc& src, const TensorDesc& dst, const
   unsigned bx = 0, by = 0;
   int64_t gx = 0;
   for (;;) {  // the heuristic gives up columns a thread while the grid would leave SMs idle
-    bx = std::min(32u, next_pow2((groups + cols - 1) / cols));
+    bx = std::min(32u, unsigned(pow2_at_least((groups + cols - 1) / cols)));
     by = std::max(1u, unsigned(tuning.threads) / bx);
     gx = (groups + int64_t(bx) * cols - 1) / (int64_t(bx) * cols);
     const int64_t blocks = gx * ((int64_t(p.rows) + by - 1) / by);
