@@ -1,12 +1,15 @@
 #include "jit/gather_source.h"
 
+#include <algorithm>
+
 #include "jitops/types.h"
 
 namespace jitops {
 namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"unit",   "index",  "dims",   "offset", "wrap",  "flat",
-                                                      "unroll", "threads", "tile_a", "tile_b", "index_each"};
+                                                      "unroll", "threads", "tile_a", "tile_b", "index_each",
+                                                      "reuse"};
 
 std::string gather_body(const KernelSpec& s) {
   using F = GatherSpecFields;
@@ -28,14 +31,16 @@ std::string gather_body(const KernelSpec& s) {
            ", " + std::to_string(f[F::kTileB]) + ", " + threads + ", " + (f[F::kTileIndexEach] ? "true" : "false") +
            ">(p);";
   } else {
+    const bool reuse = dims != 2 && f[F::kIndexReuse] > 1;
     params = "jitops::GatherParams<" + std::to_string(f[F::kOffsetBits]) + ", " + std::to_string(param_dims) + ", " +
-             std::to_string(flat_dims) + ">";
+             std::to_string(flat_dims) + (reuse ? ", true>" : ">");
     if (dims == 2)
       call = "jitops::gather_2d<" + unit + ", " + index_type + ", " + flags + ", " + std::to_string(f[F::kUnroll]) +
-             ">(p);";
+             ", " + (f[F::kIndexReuse] > 1 ? "true" : "false") + ">(p);";
     else
       call = "jitops::gather_linear<" + unit + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
-             (generic ? "true" : "false") + ", " + flags + ", " + std::to_string(f[F::kUnroll]) + ">(p);";
+             (generic ? "true" : "false") + ", " + flags + ", " + std::to_string(f[F::kUnroll]) + ", " +
+             std::to_string(std::max(1, f[F::kIndexReuse])) + ">(p);";
   }
   return "#include \"" + header + "\"\n\n"
          "extern \"C\" __global__ void __launch_bounds__(" + threads + ")\n"

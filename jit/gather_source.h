@@ -17,6 +17,7 @@ struct GatherSpecFields {
     kTileA,           // tile regime (templates/gather_tile.cuh): elements along the output's inner dim; 0: none
     kTileB,           // and along the dim x is dense in
     kTileIndexEach,   // 1: the index varies inside a tile (an index value per element); 0: one a tile
+    kIndexReuse,      // linear layout: rows of an expanded dim 0 a thread moves per index load (1: none)
   };
 };
 

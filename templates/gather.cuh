@@ -43,10 +43,12 @@ __device__ __forceinline__ typename P::Stride flat_source_offset(const P& p, typ
   return off;
 }
 
-// Offsets of output unit `linear` in out, x and index.
-template <int Dims, bool Generic, typename P>
+// Offsets of output unit `linear` in out, x and index; with Reuse, `chunk`
+// gets its coordinate along p.reuse_dim.
+template <int Dims, bool Generic, int Reuse, typename P>
 __device__ __forceinline__ void unit_offsets(const P& p, typename P::Linear linear, typename P::Stride& out_off,
-                                             typename P::Stride& x_off, typename P::Stride& index_off) {
+                                             typename P::Stride& x_off, typename P::Stride& index_off,
+                                             typename P::Linear& chunk) {
   typedef typename P::Stride Stride;
   out_off = 0; x_off = 0; index_off = 0;
 #pragma unroll
@@ -57,11 +59,17 @@ __device__ __forceinline__ void unit_offsets(const P& p, typename P::Linear line
       out_off += (Stride)r * p.out_strides[d];
       x_off += (Stride)r * p.x_strides[d];
       index_off += (Stride)r * p.index_strides[d];
+      if constexpr (Reuse > 1) {
+        if (d == p.reuse_dim) chunk = r;
+      }
     }
   }
   out_off += (Stride)linear * p.out_strides[0];
   x_off += (Stride)linear * p.x_strides[0];
   index_off += (Stride)linear * p.index_strides[0];
+  if constexpr (Reuse > 1) {
+    if (p.reuse_dim == 0) chunk = linear;
+  }
 }
 
 // Passes 2 and 3 and the report, shared by both layouts: `valid[k]` says
@@ -92,33 +100,60 @@ __device__ __forceinline__ void gather_units(const P& p, const bool (&valid)[Unr
     if (bad[k]) report_bad_index(p.error, position_of(k), (int64_t)raw[k], p.axis_size, p.op_code);
 }
 
-template <typename Unit, typename IndexT, int Dims, bool Generic, bool Wrap, bool Flat, int Unroll, typename P>
+// Reuse > 1: the index does not vary along dim p.reuse_dim (an expanded
+// index), and each unit of that dim stands for Reuse consecutive rows of it
+// (p.reuse_extent in all). A thread loads each index value once and moves it
+// for Reuse rows: an index expanded over 1024 rows was otherwise read 1024
+// times, 4x the bytes of a bfloat16 output.
+template <typename Unit, typename IndexT, int Dims, bool Generic, bool Wrap, bool Flat, int Unroll, int Reuse,
+          typename P>
 __device__ __forceinline__ void gather_linear(const P& p) {
   typedef typename P::Linear Linear;
   typedef typename P::Stride Stride;
+  constexpr int kUnits = Unroll * Reuse;
   const Linear step = (Linear)gridDim.x * blockDim.x * Unroll;
   for (Linear base = (Linear)blockIdx.x * blockDim.x * Unroll + threadIdx.x; base < p.numel; base += step) {
-    bool valid[Unroll];
-    IndexT raw[Unroll];
-    Stride x_off[Unroll], out_off[Unroll];
+    bool valid[kUnits];
+    IndexT raw[kUnits];
+    Stride x_off[kUnits], out_off[kUnits];
 #pragma unroll
     for (int k = 0; k < Unroll; ++k) {
       Linear i = base + (Linear)k * blockDim.x;
-      valid[k] = i < p.numel;
-      raw[k] = 0;
-      if (valid[k]) {
-        Stride index_off;
-        unit_offsets<Dims, Generic>(p, i, out_off[k], x_off[k], index_off);
-        raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + index_off);
+      Linear chunk = 0;
+      if constexpr (Reuse == 1) {
+        valid[k] = i < p.numel;
+        raw[k] = 0;
+        if (valid[k]) {
+          Stride index_off;
+          unit_offsets<Dims, Generic, Reuse>(p, i, out_off[k], x_off[k], index_off, chunk);
+          raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + index_off);
+        }
+      } else {
+        const bool unit_valid = i < p.numel;
+        IndexT value = 0;
+        Stride index_off, x0 = 0, out0 = 0;
+        if (unit_valid) {
+          unit_offsets<Dims, Generic, Reuse>(p, i, out0, x0, index_off, chunk);
+          value = load_readonly(static_cast<const IndexT*>(p.index) + index_off);
+        }
+#pragma unroll
+        for (int r = 0; r < Reuse; ++r) {
+          valid[k * Reuse + r] = unit_valid && chunk * Reuse + r < p.reuse_extent;
+          raw[k * Reuse + r] = value;
+          x_off[k * Reuse + r] = x0 + (Stride)r * p.reuse_x_stride;
+          out_off[k * Reuse + r] = out0 + (Stride)r * p.reuse_out_stride;
+        }
       }
     }
-    gather_units<Unit, IndexT, Wrap, Flat, Unroll>(p, valid, raw, x_off, out_off, [&](int k) {
-      return index_position(p, base + (Linear)k * blockDim.x);
+    gather_units<Unit, IndexT, Wrap, Flat, kUnits>(p, valid, raw, x_off, out_off, [&](int k) {
+      return index_position(p, base + (Linear)(k / Reuse) * blockDim.x);
     });
   }
 }
 
-template <typename Unit, typename IndexT, bool Wrap, bool Flat, int Unroll, typename P>
+// ShareIndex: the index does not vary along rows, so a thread's Unroll rows
+// share the first one's index load.
+template <typename Unit, typename IndexT, bool Wrap, bool Flat, int Unroll, bool ShareIndex, typename P>
 __device__ __forceinline__ void gather_2d(const P& p) {
   typedef typename P::Linear Linear;
   typedef typename P::Stride Stride;
@@ -140,7 +175,10 @@ __device__ __forceinline__ void gather_2d(const P& p) {
       raw[k] = 0;
       x_off[k] = x_col + row * p.x_strides[0];
       out_off[k] = out_col + row * p.out_strides[0];
-      if (valid[k]) raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + index_col + row * p.index_strides[0]);
+      if (ShareIndex && k > 0)
+        raw[k] = raw[0];
+      else if (valid[k])
+        raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + index_col + row * p.index_strides[0]);
     }
     gather_units<Unit, IndexT, Wrap, Flat, Unroll>(p, valid, raw, x_off, out_off, [&](int k) {
       return (int64_t)(base + (Linear)k * blockDim.y) * p.index_positions[0] + (int64_t)col * p.index_positions[1];

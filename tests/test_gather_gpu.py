@@ -398,3 +398,49 @@ def test_a_bad_index_in_a_tile_is_reported():
         assert torch.equal(jitops.index_select(y, 2, idx), y[:, :, idx])
     finally:
         jitops.set_index_checks("async")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_an_expanded_index_serves_several_rows_a_load(dtype):
+    """An index expanded along a dim other than the output's inner one: each index load serves several rows
+    of that dim (a ragged last group of rows: 1001 is no multiple of the rows a load serves), in the linear
+    layout (gather, 4 dims; index_select along the inner dim of an x whose outer dims do not collapse) and the
+    2-D one (rows sharing one load). The first bad index's position is the first in C order of the expanded index."""
+    rng = np.random.default_rng(seed("index reuse", dtype))
+    host = random_host(rng, (1001, 30, 21, 3), dtype)
+    x = to_torch(torch, host, dtype, DEVICE)
+    rows = rng.integers(0, 3, (1, 30, 17, 5))
+    idx = torch.from_numpy(rows).to(DEVICE).expand(1001, -1, -1, -1)
+    assert jitops.explain("gather", x, 3, idx)[0]["spec"]["reuse"] > 1
+    expected = np.take_along_axis(host[:, :, :17], np.broadcast_to(rows, idx.shape), axis=3)
+    out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+    jitops.gather(x, 3, idx, out=out)
+    assert_same_bits(to_numpy(torch, out), expected)
+
+    rows_of_x = x[:, :15, :, 0]  # (1001, 15, 21), dims 0 and 1 apart: the index is expanded along both
+    picks, picks_host = make_index(rng, (45,), 21, "int32")
+    assert jitops.explain("index_select", rows_of_x, 2, picks)[0]["spec"]["reuse"] > 1
+    expected = np.take(host[:, :15, :, 0], picks_host, axis=2)
+    out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+    jitops.index_select(rows_of_x, 2, picks, out=out)
+    assert_same_bits(to_numpy(torch, out), expected)
+
+    big = to_torch(torch, random_host(rng, (8000, 1003), dtype), dtype, DEVICE)
+    wide = big[:, :1000]  # 2-D: a thread's rows share one index load
+    picks, picks_host = make_index(rng, (77,), 1000, "int64")
+    spec = jitops.explain("index_select", wide, 1, picks)[0]["spec"]
+    assert spec["dims"] == 2 and spec["reuse"] == spec["unroll"] > 1
+    expected = np.take(to_numpy(torch, wide), picks_host, axis=1)
+    out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+    jitops.index_select(wide, 1, picks, out=out)
+    assert_same_bits(to_numpy(torch, out), expected)
+
+    jitops.set_index_checks("sync")
+    try:
+        bad = torch.from_numpy(rows.copy()).to(DEVICE)
+        bad[0, 4, 9, 2] = 3
+        position = (4 * 17 + 9) * 5 + 2  # in row 0 of the expanded index
+        with pytest.raises(IndexError, match=rf"^gather: index holds 3 at position {position} .*\[0, 3\)"):
+            jitops.gather(x, 3, bad.expand(1001, -1, -1, -1))
+    finally:
+        jitops.set_index_checks("async")

@@ -83,6 +83,27 @@ CASES = [
      (tr([300, 40, 64], "uint8", [2, 1, 0]), 2, V([40], "int64")), {}, dict(tile_a=0)),
     ("x dense along the indexed dim: no tile", "index_select", (V([5000, 1024], "float32"), 1, V([4096], "int64")),
      {}, dict(tile_a=0)),
+    # an index expanded along an outer dim and varying along the inner one: a load serves several rows
+    ("an index expanded over 1024 rows: a load serves 4, twice", "gather",
+     (V([1024, 1024, 32, 1], "bfloat16"), 3, V([1024, 384, 26, 4], "int64", strides=[0, 104, 4, 1])), {},
+     dict(dims=0, reuse=4, unroll=2)),
+    ("an index expanded over 3 rows: a load serves 4", "gather",
+     (V([16, 3, 50000], "float32"), 2, V([16, 3, 40000], "int32", strides=[40000, 0, 1])), {},
+     dict(dims=3, reuse=4, unroll=2)),
+    ("an index expanded over 2 rows: a load serves 2, 4 times", "gather",
+     (V([2, 16, 50000], "float32"), 2, V([2, 16, 40000], "int32", strides=[0, 40000, 1])), {},
+     dict(dims=3, reuse=2, unroll=4)),
+    ("index_select along the inner dim of 3 dims: a load serves 4", "index_select",
+     (V([1001, 15, 21], "float32", strides=[630, 21, 1]), 2, V([45], "int32")), {}, dict(dims=3, reuse=4)),
+    ("too little work to divide by 2: no reuse", "index_select",
+     (V([51, 15, 21], "float32", strides=[630, 21, 1]), 2, V([45], "int32")), {}, dict(dims=3, reuse=1)),
+    ("under 64 units inside the expanded dim: no reuse", "gather",
+     (V([512, 10223, 8], "uint32"), 2, V([512, 10223, 4], "int64", strides=[4, 0, 1])), {}, dict(reuse=1)),
+    ("an index expanded along the inner dim: loads are shared by a warp already", "gather",
+     (V([5000, 64, 8], "float32", strides=[512, 1, 64]), 0, V([2000, 64, 8], "int64", strides=[1, 0, 0])), {},
+     dict(reuse=1)),
+    ("2-D rows of one index: a thread's rows share the load", "index_select",
+     (V([8000, 1000], "float32", strides=[1003, 1]), 1, V([77], "int64")), {}, dict(dims=2, unroll=4, reuse=4)),
 ]
 
 

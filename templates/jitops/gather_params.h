@@ -13,8 +13,24 @@
 
 namespace jitops {
 
-template <int Bits, int Dims, int FlatDims>
-struct GatherParams {
+// Index reuse (templates/gather.cuh, gather_linear with Reuse > 1): the dim
+// whose units stand for several rows, its rows in all, and out's and x's
+// strides between two of them. Only kernels that reuse carry these: an empty
+// base adds no bytes, and a parameter block grown past 128 bytes changed the
+// code of every other gather kernel.
+template <int Bits, bool Present>
+struct GatherReuseFields {};
+
+template <int Bits>
+struct GatherReuseFields<Bits, true> {
+  int32_t reuse_dim;
+  typename OffsetTypes<Bits>::Linear reuse_extent;
+  typename OffsetTypes<Bits>::Stride reuse_out_stride;
+  typename OffsetTypes<Bits>::Stride reuse_x_stride;
+};
+
+template <int Bits, int Dims, int FlatDims, bool Reuse = false>
+struct GatherParams : GatherReuseFields<Bits, Reuse> {
   typedef OffsetTypes<Bits> T;
   typedef typename T::Linear Linear;
   typedef typename T::Stride Stride;
