@@ -263,7 +263,7 @@ template <typename T> struct IsNarrowFloat {
   static constexpr bool value = same_type<T, __half>::value || same_type<T, __nv_bfloat16>::value;
 };
 
-template <typename T, int Op, int Unroll, typename P, typename IndexT>
+template <typename T, int Op, int Unroll, bool AfterRuns, typename P, typename IndexT>
 __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Unroll], const bool (&bad)[Unroll],
                                               const IndexT (&raw)[Unroll], const typename P::Stride (&off)[Unroll][4],
                                               Pack<T, 1> (&src)[Unroll], bool (&merged)[Unroll]) {
@@ -287,7 +287,13 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
     // us, PyTorch 60.6; 185 cases of seeds 40-99 1.02x in geomean, index_add_
     // 1.16x; sorted one-column sums, whose runs still take the match, up to
     // 7% slower; NOTES 72).
-    if (active == 0xFFFFFFFFu) {
+    // AfterRuns: runs are combined already, and a sorted index leaves their
+    // heads, rising among the live lanes: the match would find nothing.
+    if constexpr (AfterRuns) {
+      const unsigned live_below = __ballot_sync(active, live) & below;
+      const Stride prev = __shfl_sync(active, dest, live_below ? 31 - __clz(live_below) : lane);
+      if (__all_sync(active, !live || live_below == 0u || prev < dest)) continue;
+    } else if (active == 0xFFFFFFFFu) {
       const Stride prev = __shfl_up_sync(active, dest, 1);
       if (__all_sync(active, live && (lane == 0 || prev < dest))) continue;
     }
@@ -370,6 +376,9 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
       }
     }
   }
+  bool merged_in_thread = false;
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k) merged_in_thread |= merged[k];
   // In the linear walk a warp's lanes may share destinations in any order: compare-and-swap ops and 16-bit
   // float adds combine every group of peers; native atomics only runs (sorted indices), where a match would
   // cost every warp of spread destinations more than the atomics it saves. Compare-and-swap ops combine
@@ -380,7 +389,20 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
   constexpr bool kCombinesRuns =
       (RunsInLanes && IsCasOp<T, Op>::value) || (LanesShareRows && CombinesNativeRuns<T, Op>::value);
   if constexpr (Vec == 1 && kCombinesRuns) combine_runs<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
-  if constexpr (Vec == 1 && kCombinesPeers) combine_peers<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
+  if constexpr (Vec == 1 && kCombinesPeers) combine_peers<T, Op, Unroll, false>(p, valid, bad, raw, off, src, merged);
+  // Native atomics into a few hot destinations (8 hot rows of millions): a
+  // thread whose units 256 apart met on one destination is the sign, and two
+  // such lanes make the warp match its peers after its runs. 257 plans of
+  // seeds 40-108 (H100): hot indices 1.70x (int32 8.1M adds into 8 rows:
+  // 771 -> 265 us, PyTorch 775), sorted 0.98x, random 0.99x. 4 lanes left a
+  // small hot int32 sum at 0.78x of 2 lanes; 8 lost half the hot gain. Sorted
+  // float32 one-column sums lose up to 32% with this code present, though
+  // they never match (NOTES 75).
+  constexpr bool kCombinesHotPeers = LanesShareRows && CombinesNativeRuns<T, Op>::value && kMergesUnits && Unroll > 1;
+  if constexpr (Vec == 1 && kCombinesHotPeers) {
+    if (__popc(__ballot_sync(__activemask(), merged_in_thread)) >= 2)
+      combine_peers<T, Op, Unroll, true>(p, valid, bad, raw, off, src, merged);
+  }
 #pragma unroll
   for (int k = 0; k < Unroll; ++k) {
     if (valid[k] && !bad[k] && !merged[k]) {

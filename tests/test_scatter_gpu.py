@@ -390,6 +390,30 @@ def test_sorted_and_repeated_indices(dtype, kind):
                 raise AssertionError(f"reduce={reduce} include_self={include_self} width={width}: {e}") from None
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+def test_native_atomics_into_eight_hot_destinations_combine_a_warps_peers(dtype):
+    """A million single elements (enough for 4 units a thread) into 8 hot destinations of 100003, in random
+    order: threads whose units meet on one destination make their warp combine its peers before the atomics.
+    scatter_add_, index_add_ with alpha, and (integers) amax / amin, against numpy; integers exactly."""
+    rng = np.random.default_rng(seed("hot natives", dtype))
+    n, dests = 1_000_003, 100_003
+    hot = rng.integers(0, dests, 8)
+    idx = hot[rng.integers(0, 8, n)]
+    index = torch.from_numpy(idx).to(DEVICE)
+    src_t = device_tensor(rng, (n,), dtype, "contiguous")
+    terms = host(src_t)
+    calls = [("add", lambda s: jitops.scatter_add_(s, 0, index, src_t), terms),
+             ("add", lambda s: jitops.index_add_(s, 0, index.int(), src_t, alpha=3), 3 * terms)]
+    if dtype in ("int32", "int64"):
+        calls += [(r, lambda s, r=r: jitops.scatter_reduce_(s, 0, index, src_t, r), terms) for r in ("amax", "amin")]
+    for reduce, call, added in calls:
+        self_t = device_tensor(rng, (dests,), dtype, "contiguous")
+        assert jitops.explain("scatter_add_", self_t, 0, index, src_t)[0]["spec"]["unroll"] > 1
+        before = host(self_t)
+        call(self_t)
+        expect_reduced(self_t, before, (idx,), added.astype(terms.dtype), reduce, True, dtype)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_hot_16_bit_sums_round_once_a_warp_group(dtype):
     """Ones added into two elements: 16-bit atomics alone stop at 2048 in float16 (2049 rounds back to it)
