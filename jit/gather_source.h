@@ -17,7 +17,8 @@ struct GatherSpecFields {
     kTileA,           // tile regime (templates/gather_tile.cuh): elements along the output's inner dim; 0: none
     kTileB,           // and along the dim x is dense in
     kTileIndexEach,   // 1: the index varies inside a tile (an index value per element); 0: one a tile
-    kIndexReuse,      // linear layout: rows of an expanded dim 0 a thread moves per index load (1: none)
+    kIndexReuse,      // rows an index load serves (an index expanded along them; 1: none): the linear
+                      // layout's rows of one dim a unit, or the 2-D layout's rows of a thread
   };
 };
 
