@@ -376,9 +376,20 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
       }
     }
   }
+  // Native atomics into a few hot destinations (8 hot rows of millions): a
+  // thread whose units 256 apart met on one destination is the sign, and two
+  // such lanes make the warp match its peers after its runs. 257 plans of
+  // seeds 40-108 (H100): hot indices 1.70x (int32 8.1M adds into 8 rows:
+  // 771 -> 265 us, PyTorch 775), sorted 0.98x, random 0.99x. 4 lanes left a
+  // small hot int32 sum at 0.78x of 2 lanes; 8 lost half the hot gain. Sorted
+  // float32 one-column sums lose up to 32% with this code present, though
+  // they never match (NOTES 75).
+  constexpr bool kCombinesHotPeers = LanesShareRows && CombinesNativeRuns<T, Op>::value && kMergesUnits && Unroll > 1;
   bool merged_in_thread = false;
+  if constexpr (kCombinesHotPeers) {
 #pragma unroll
-  for (int k = 0; k < Unroll; ++k) merged_in_thread |= merged[k];
+    for (int k = 0; k < Unroll; ++k) merged_in_thread |= merged[k];
+  }
   // In the linear walk a warp's lanes may share destinations in any order: compare-and-swap ops and 16-bit
   // float adds combine every group of peers; native atomics only runs (sorted indices), where a match would
   // cost every warp of spread destinations more than the atomics it saves. Compare-and-swap ops combine
@@ -390,15 +401,6 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
       (RunsInLanes && IsCasOp<T, Op>::value) || (LanesShareRows && CombinesNativeRuns<T, Op>::value);
   if constexpr (Vec == 1 && kCombinesRuns) combine_runs<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
   if constexpr (Vec == 1 && kCombinesPeers) combine_peers<T, Op, Unroll, false>(p, valid, bad, raw, off, src, merged);
-  // Native atomics into a few hot destinations (8 hot rows of millions): a
-  // thread whose units 256 apart met on one destination is the sign, and two
-  // such lanes make the warp match its peers after its runs. 257 plans of
-  // seeds 40-108 (H100): hot indices 1.70x (int32 8.1M adds into 8 rows:
-  // 771 -> 265 us, PyTorch 775), sorted 0.98x, random 0.99x. 4 lanes left a
-  // small hot int32 sum at 0.78x of 2 lanes; 8 lost half the hot gain. Sorted
-  // float32 one-column sums lose up to 32% with this code present, though
-  // they never match (NOTES 75).
-  constexpr bool kCombinesHotPeers = LanesShareRows && CombinesNativeRuns<T, Op>::value && kMergesUnits && Unroll > 1;
   if constexpr (Vec == 1 && kCombinesHotPeers) {
     if (__popc(__ballot_sync(__activemask(), merged_in_thread)) >= 2)
       combine_peers<T, Op, Unroll, true>(p, valid, bad, raw, off, src, merged);

@@ -57,20 +57,21 @@ int choose_vector(GatherProblem& p, int max_bytes) {
 // stay contiguous (inside 4 units, lanes scattered over rows of out ran at
 // half the speed).
 struct IndexReuse {
-  int rows = 1;
+  bool shared_rows = false;  // 2-D layout
+  int rows = 1;              // linear layout: rows a unit stands for, along `dim`
   int dim = 0;
   int64_t extent = 0, out_stride = 0, x_stride = 0;
 };
 
 constexpr int64_t kReuseInnerUnits = 64;
 
-IndexReuse plan_index_reuse(GatherProblem& p, const DeviceInfo& device, const LaunchTuning& tuning) {
+IndexReuse plan_index_reuse(GatherProblem& p, const DeviceInfo& device, int threads) {
   IterationSpace& s = p.space;
   IndexReuse reuse;
   const int inner = s.ndim - 1;
   if (p.flat || s.ndim < 2 || s.strides[kIndex][inner] == 0) return reuse;
   if (s.ndim == 2) {  // the 2-D layout: a thread's rows share the load
-    if (s.strides[kIndex][0] == 0) reuse.rows = tuning.unroll;
+    reuse.shared_rows = s.strides[kIndex][0] == 0;
     return reuse;
   }
   int best = -1;
@@ -83,7 +84,7 @@ IndexReuse plan_index_reuse(GatherProblem& p, const DeviceInfo& device, const La
   // Fewer threads do the work: keep two blocks an SM, as choose_launch_shape
   // keeps them by unrolling less.
   int rows = int(std::min<int64_t>(kReuseRowsMost, pow2_at_least(s.sizes[best])));
-  while (rows > 1 && ceil_div(s.numel(), int64_t(rows) * tuning.threads) < 2 * int64_t(device.sm_count)) rows /= 2;
+  while (rows > 1 && ceil_div(s.numel(), int64_t(rows) * threads) < 2 * int64_t(device.sm_count)) rows /= 2;
   if (rows <= 1) return reuse;
   reuse.rows = rows;
   reuse.dim = best;
@@ -219,14 +220,14 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
     plan_gather_tiles(p, tiles, bits == 32, error_slot, device, plan);
     return true;
   }
-  const IndexReuse reuse = plan_index_reuse(p, device, tuning);
+  const IndexReuse reuse = plan_index_reuse(p, device, tuning.threads);
   LaunchTuning shape_tuning = tuning;
   if (reuse.extent > 0) shape_tuning.unroll = std::max(1, 2 * tuning.unroll / reuse.rows);
   const LaunchShape shape = choose_launch_shape(p.space, device, shape_tuning);
   const int dims = shape.dims;
   plan.spec.fields[F::kDims] = dims;
   plan.spec.fields[F::kUnroll] = shape.unroll;
-  plan.spec.fields[F::kIndexReuse] = dims == 2 ? (reuse.rows > 1 ? shape.unroll : 1) : reuse.rows;
+  plan.spec.fields[F::kIndexReuse] = dims == 2 ? (reuse.shared_rows ? shape.unroll : 1) : reuse.rows;
   plan.spec.fields[F::kMaxThreads] = tuning.threads;
 
   if (bits == 32)
