@@ -217,16 +217,16 @@ def test_values_at_bin_edges(dtype, bins, lo, hi):
 
 
 @pytest.mark.parametrize("dtype", FLOATS + INTS)
-@pytest.mark.parametrize("layout,n", [("contiguous", "limit"), ("contiguous", "past"), ("strided", 65536),
-                                      ("strided", 65537)])
+@pytest.mark.parametrize("layout,n", [("contiguous", "limit"), ("contiguous", "past"), ("strided", "limit"),
+                                      ("strided", "past")])
 def test_explicit_range_at_the_one_cluster_limits(dtype, layout, n):
-    """On sm_90, an explicit range over up to 1 MiB of a dense x (or 65536
-    strided values) is one cluster launch that writes the output itself;
-    one value more takes the count kernel. Both sides of each limit, into a
-    strided out."""
+    """On sm_90, an explicit range over up to 1 MiB of a dense x (or 131072
+    strided values, 65536 of 8 bytes) is one cluster launch that writes the
+    output itself; one value more takes the count kernel. Both sides of each
+    limit, into a strided out."""
     itemsize = np.dtype(dtype).itemsize if dtype != "bfloat16" else 2
-    if layout == "contiguous":
-        n = (1 << 20) // itemsize + (1 if n == "past" else 0)
+    past = 1 if n == "past" else 0
+    n = (1 << 20) // itemsize + past if layout == "contiguous" else (65536 if itemsize == 8 else 131072) + past
     x = make_x(dtype, n, layout, zlib.crc32(f"cluster{dtype}{layout}{n}".encode()))
     for bins, lo, hi in ((1, -1.5, 2.25), (37, -50, 60), (2201, -1.5, 2.25)):
         expected = reference(x, bins, in_x_type(x, lo), in_x_type(x, hi))

@@ -90,7 +90,7 @@ def test_histc_bins_past_shared_memory_count_in_global_memory(fresh_cache):
 
 
 def test_histc_small_explicit_range_is_one_cluster_launch_on_sm90(fresh_cache):
-    """sm_90: up to 1 MiB of a dense x (or 65536 strided values) is counted by
+    """sm_90: up to 1 MiB of a dense x (or 131072 strided values, 65536 of 8 bytes) is counted by
     one cluster of 8 blocks that writes the output itself; sm_80 has no
     clusters and keeps one block (tiny x) or the count kernel."""
     (k,) = explain("histc", V([65536], "float32"), 2201, -1, 2)
@@ -107,8 +107,11 @@ def test_histc_small_explicit_range_is_one_cluster_launch_on_sm90(fresh_cache):
     (k,) = explain("histc", V([1 << 18], "float32"), 100, -3, 3)
     assert k["spec"]["kind"] == 2 and k["shared_bytes_dynamic"] == (32 * 101 + 100) * 4
     assert explain("histc", V([(1 << 18) + 1], "float32"), 100, -3, 3)[-1]["spec"]["kind"] == 1
-    assert explain("histc", V([65536], "float32", strides=[2]), 100, -3, 3)[-1]["spec"]["kind"] == 2
-    assert explain("histc", V([65537], "float32", strides=[2]), 100, -3, 3)[-1]["spec"]["kind"] == 1
+    assert explain("histc", V([131072], "float32", strides=[2]), 100, -3, 3)[-1]["spec"]["kind"] == 2
+    assert explain("histc", V([131073], "float32", strides=[2]), 100, -3, 3)[-1]["spec"]["kind"] == 1
+    assert explain("histc", V([131072], "float16", strides=[2]), 100, -3, 3)[-1]["spec"]["kind"] == 2
+    assert explain("histc", V([65536], "float64", strides=[2]), 100, -3, 3)[-1]["spec"]["kind"] == 2
+    assert explain("histc", V([65537], "float64", strides=[2]), 100, -3, 3)[-1]["spec"]["kind"] == 1
     assert [k["spec"]["kind"] for k in explain("histc", V([1000], "float32"))] == [0, 1]  # automatic range
     (old,) = jitops.explain("histc", V([65536], "float32"), 2201, -1, 2, arch="sm_80")
     assert old["spec"]["kind"] == 1 and "cluster" not in old["source"]

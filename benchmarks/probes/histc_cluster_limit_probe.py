@@ -8,7 +8,7 @@ import jitops
 from jitops import _core
 
 g = torch.Generator(device="cuda").manual_seed(0)
-DEFAULT = (1 << 20, 32768)
+DEFAULT = (1 << 20, 131072)
 ON = (1 << 40, 1 << 40)
 OFF = (0, 0)
 cases = []

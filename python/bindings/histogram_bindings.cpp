@@ -112,7 +112,7 @@ void bind_histogram_ops(py::module_& m) {
   m.def("_set_histogram_strategy", &set_histogram_strategy,
         "Development knob: 0 heuristic, 1 shared-memory sub-histograms, 2 global atomics.");
   m.def("_set_histc_cluster_limits", &set_histc_cluster_limits, py::arg("dense_bytes"), py::arg("strided_values"),
-        "Development knob: the most one sm_90 cluster counts (default 1 MiB dense, 65536 strided values).");
+        "Development knob: the most one sm_90 cluster counts (default 1 MiB dense, 131072 strided values; one of 8 bytes counts as two).");
 }
 
 }  // namespace jitops

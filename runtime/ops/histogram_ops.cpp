@@ -21,14 +21,16 @@ constexpr int64_t kSingleBlockValues = 32768;
 constexpr int64_t kStaticSharedReserve = 64;  // the count kernel's own __shared__
 // One cluster (sm_90) reads up to 1 MiB of a dense x with its 8 blocks' loads
 // in flight at once (8 packs of 16 bytes a thread); a strided x is read one
-// element at a time (4 loads in flight), so at most 8 values a thread.
+// element at a time (4 loads in flight), up to 16 values of 4 bytes or less a
+// thread, 8 of 8 bytes (an 8-byte value counts as two).
 // The most a cluster reads (settable for measurement: set_histc_cluster_limits).
-// Measured on the H100 (benchmarks/probes/histc_cluster_limit_probe.py, NOTES
-// 65), cluster against the count kernel: dense float32 1 MiB 10.2 vs 12.0 us,
-// 2 MiB 13.0 vs 12.6; strided float64 65536 values 9.6 vs 12.0, 131072 12.4
-// vs 12.5, 262144 18.0 vs 13.9.
+// Measured on the H100, cluster against the count kernel (NOTES 65, 76):
+// dense float32 1 MiB 10.2 vs 12.0 us, 2 MiB 13.0 vs 12.6; strided float64
+// 65536 values 9.6 vs 12.0, 131072 12.4 vs 12.5, 262144 18.0 vs 13.9; strided
+// float32 90112 values 9.2 vs 11.8 (PyTorch 8.9), 131072 10.2 vs 11.2 (25
+// bins) and 10.5 vs 13.3 (339 bins), 262144 13.7 vs 12.1.
 std::atomic<int64_t> g_cluster_dense_bytes{int64_t(1) << 20};
-std::atomic<int64_t> g_cluster_strided_values{8 * kHistogramClusterBlocks * kHistogramClusterThreads};
+std::atomic<int64_t> g_cluster_strided_values{16 * kHistogramClusterBlocks * kHistogramClusterThreads};
 
 // The cluster kernel's dynamic shared memory: `copies` columns of bins + 1
 // counters (a spare row for values outside), then one folded row of bins.
@@ -252,8 +254,9 @@ bool histc_single_block(const TensorDesc& x, const HistcRequest& r, const Device
 bool histc_in_one_cluster(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device) {
   // sm_90's thread-block clusters; an explicit range (an automatic one needs an exchange more, NOTES 29).
   if (device.arch() < 90 || histc_range_is_automatic(x, r) || g_strategy == 2) return false;
+  const int64_t strided_values = x.numel() * (x.element_bytes() > 4 ? 2 : 1);
   if (x.is_contiguous() ? x.numel() * x.element_bytes() > g_cluster_dense_bytes.load()
-                        : x.numel() > g_cluster_strided_values.load())
+                        : strided_values > g_cluster_strided_values.load())
     return false;
   return cluster_shared_bytes(r.bins, 1) + kStaticSharedReserve <= device.shared_per_block_optin;
 }
