@@ -8,7 +8,9 @@
 // counter of bin b for lane l at b * copies + l % copies, copies a power of
 // two up to 32: with 32 columns a warp's 32 atomics always hit 32 different
 // banks), or 64-bit atomics in global memory when the bins do not fit;
-// the last block to finish converts the counts into the output. With an
+// the last block to finish converts the counts into the output, or, for an
+// output whose adds of integer counts are exact (float32 under 2^24 values,
+// float64, int32, int64), each block adds its counts into it. With an
 // automatic range the counting kernel reads x backwards: the first values it
 // reads are the last ones the range kernel read, still in L2.
 #pragma once
@@ -244,12 +246,21 @@ __device__ __forceinline__ unsigned long long* range_partials(const HistogramPar
 
 // Kernel 1 (auto range): min and max of this block's non-NaN values as its
 // partial (plain stores: no atomics on two addresses, no memset first), and
-// the counting kernel's words zeroed on the way.
+// the counting kernel's words zeroed on the way (the output's, when the
+// counts go straight into it).
 template <typename T, int Vec, int Dims>
 __device__ __forceinline__ void histogram_range(const HistogramParams<Dims>& p) {
-  const long long zeroed = kHistogramHeaderWords + (long long)p.global_copies * p.bins;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < zeroed; i += (long long)gridDim.x * blockDim.x)
-    p.scratch[i] = 0;
+  const long long thread = (long long)blockIdx.x * blockDim.x + threadIdx.x, threads = (long long)gridDim.x * blockDim.x;
+  if (p.counts_into_out) {
+    for (long long bin = thread; bin < p.bins; bin += threads) {
+      char* at = static_cast<char*>(p.out) + bin * p.out_stride * p.out_bytes;
+      if (p.out_bytes == 8) *reinterpret_cast<unsigned long long*>(at) = 0;
+      else *reinterpret_cast<unsigned int*>(at) = 0;
+    }
+  } else {
+    const long long zeroed = kHistogramHeaderWords + (long long)p.global_copies * p.bins;
+    for (long long i = thread; i < zeroed; i += threads) p.scratch[i] = 0;
+  }
   RangeFolder<T> r;
   for_each_value<T, Vec>(p, r);
   unsigned long long lo_inv, hi;
@@ -427,7 +438,19 @@ template <> __device__ __forceinline__ __nv_bfloat16 count_as<__nv_bfloat16>(uns
   return __float2bfloat16_rn(float(c));
 }
 
-// Kernel 2: count, then the last block writes the output.
+// A block's count of a bin added into an output the host zeroed. Only for
+// outputs that add integers exactly: float32 (the host keeps x under 2^24
+// values), float64, int32, int64; the host sets counts_into_out for no other.
+template <typename Out> __device__ __forceinline__ void add_count(Out*, unsigned long long) {}
+__device__ __forceinline__ void add_count(float* a, unsigned long long c) { if (c) red_add(a, float(c)); }
+__device__ __forceinline__ void add_count(double* a, unsigned long long c) { if (c) red_add(a, double(c)); }
+__device__ __forceinline__ void add_count(int* a, unsigned long long c) { if (c) red_add(a, int(c)); }
+__device__ __forceinline__ void add_count(long long* a, unsigned long long c) {
+  if (c) red_add(reinterpret_cast<unsigned long long*>(a), c);
+}
+
+// Kernel 2: count, then the last block writes the output (or each block adds
+// its counts into it).
 template <typename T, typename Out, int Vec, int Dims>
 __device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) {
   extern __shared__ unsigned int sub_histograms[];
@@ -457,10 +480,13 @@ __device__ __forceinline__ void histogram_count(const HistogramParams<Dims>& p) 
       unsigned long long c = 0;
       // Rotated so that the lanes of a warp read different banks.
       for (int k = 0; k < p.copies; ++k) c += sub_histograms[bin * p.copies + ((k + bin) & (p.copies - 1))];
-      if (p.single_block) static_cast<Out*>(p.out)[(long long)bin * p.out_stride] = count_as<Out>(c);
+      Out* out = static_cast<Out*>(p.out) + (long long)bin * p.out_stride;
+      if (p.single_block) *out = count_as<Out>(c);
+      else if (p.counts_into_out) add_count(out, c);
       else if (c) red_add(&block_counts[bin], c);
     }
-    if (p.single_block) return;  // one launch in all: the counts went straight out
+    // One launch in all, or every block's counts added into out: nothing left for a last block.
+    if (p.single_block || p.counts_into_out) return;
   }
   // The last block done converts the counts (threadfence: its adds are seen).
   __shared__ bool last;

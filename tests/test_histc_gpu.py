@@ -235,3 +235,45 @@ def test_explicit_range_at_the_one_cluster_limits(dtype, layout, n):
         jitops.histc(x, bins, min=lo, max=hi, out=out, counts_dtype="int64")
         np.testing.assert_array_equal(out.cpu().numpy(), expected, err_msg=f"bins {bins}")
         assert torch.equal(buffer[:, 0], poisoned_like(torch, (bins, 2), torch.int64, DEVICE)[:, 0])
+
+
+@pytest.mark.parametrize("counts", ["float32", "float64", "int32", "int64", "float16", "bfloat16", "int16"])
+@pytest.mark.parametrize("mode", ["explicit", "auto"])
+@pytest.mark.parametrize("out_layout", ["contiguous", "strided"])
+def test_count_kernel_into_every_output(counts, mode, out_layout):
+    """x past the one cluster's 1 MiB: the count kernel's blocks add their counts straight into a float32,
+    float64, int32 or int64 output (zeroed first by a memset, or by the range kernel of an automatic range;
+    a strided out with an explicit range keeps the last block's hand-off), the other outputs get the counts
+    summed first. Called twice into the same poisoned out: each call starts from zeros."""
+    x = make_x("float32", 1_500_007, "contiguous", zlib.crc32(f"into{counts}{mode}{out_layout}".encode()))
+    bins = 257
+    if mode == "auto":
+        lo, hi = data_range(x)
+        kwargs = {}
+    else:
+        lo, hi = in_x_type(x, -2.5), in_x_type(x, 3.0)
+        kwargs = dict(min=-2.5, max=3.0)
+    expected = torch.from_numpy(reference(x, bins, lo, hi)).to(getattr(torch, counts))
+    dtype = getattr(torch, counts)
+    buffer = poisoned_like(torch, (bins, 2), dtype, DEVICE)
+    out = buffer[:, 1] if out_layout == "strided" else poisoned_like(torch, (bins,), dtype, DEVICE)
+    for call in range(2):
+        got = jitops.histc(x, bins, out=out, counts_dtype=counts, **kwargs)
+        assert got is out
+        np.testing.assert_array_equal(out.cpu().double().numpy(), expected.double().numpy(), err_msg=f"call {call}")
+    if out_layout == "strided":
+        assert torch.equal(buffer[:, 0], poisoned_like(torch, (bins, 2), dtype, DEVICE)[:, 0])
+
+
+@pytest.mark.parametrize("dtype,layout,n,bins", [("float32", "contiguous", 65536, 255), ("float32", "contiguous", 65536, 257),
+                                                 ("float64", "strided", 65536, 512), ("float64", "strided", 65536, 513),
+                                                 ("int32", "strided", 100003, 390), ("int32", "strided", 100003, 391)])
+def test_explicit_range_either_side_of_the_cluster_values_a_bin(dtype, layout, n, bins):
+    """Where the count kernel would add into the output, one cluster counts only x of fewer than 256 values a
+    bin (an 8-byte value counting as two): both sides, into a poisoned contiguous out of x's dtype."""
+    x = make_x(dtype, n, layout, zlib.crc32(f"perbin{dtype}{layout}{n}{bins}".encode()))
+    lo, hi = (-1.5, 2.25) if dtype != "int32" else (-50, 60)
+    expected = torch.from_numpy(reference(x, bins, in_x_type(x, lo), in_x_type(x, hi))).to(x.dtype)
+    out = poisoned_like(torch, (bins,), x.dtype, DEVICE)
+    jitops.histc(x, bins, min=lo, max=hi, out=out)
+    np.testing.assert_array_equal(out.cpu().numpy(), expected.numpy())

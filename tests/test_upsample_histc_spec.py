@@ -73,13 +73,45 @@ def test_upsample_argument_errors():
         explain("upsample_nearest2d_backward", x, (8, 8))
 
 
+INTO_OUT = "count: sub-histograms in shared memory, each block's added into the output"
+SUMMED_BY_LAST_BLOCK = "count: sub-histograms in shared memory"
+
+
 def test_histc_auto_range_plans_a_range_kernel_then_a_count(fresh_cache):
     kernels = explain("histc", V([1 << 20], "float32"))
     assert [k["spec"]["kind"] for k in kernels] == [0, 1]
-    assert kernels[1]["regime"] == "count: sub-histograms in shared memory"
+    assert kernels[1]["regime"] == INTO_OUT
     assert kernels[1]["shared_bytes_dynamic"] == 32 * 101 * 4  # a column per lane; a spare row for values outside
     (only,) = explain("histc", V([1 << 20], "float32"), 10, -3, 3)
     assert only["spec"]["kind"] == 1
+
+
+@pytest.mark.parametrize("x_dtype,counts,n,into", [
+    ("float32", None, 1 << 20, True), ("float32", None, 1 << 24, True),
+    ("float32", None, (1 << 24) + 4, False),  # a float32 count past 2^24 would round: summed exactly first
+    ("float64", None, 1 << 20, True), ("float16", None, 1 << 20, False), ("bfloat16", None, 1 << 20, False),
+    ("float16", "int32", 1 << 20, True), ("uint8", "int64", 1 << 22, True), ("float32", "float64", 1 << 20, True),
+    ("float32", "int16", 1 << 20, False), ("int32", "uint8", 1 << 20, False),
+])
+@pytest.mark.parametrize("automatic", [False, True])
+def test_histc_count_kernel_adds_into_outputs_that_add_integers_exactly(fresh_cache, x_dtype, counts, n, into,
+                                                                        automatic):
+    """Each block adds its counts straight into the output where the output's adds of integer counts are
+    exact; other outputs (16-bit floats, narrow integers, float32 past 2^24 values) take the counts summed
+    in 64-bit scratch by the last block."""
+    rng = () if automatic else (-3, 3)
+    kernels = explain("histc", V([n], x_dtype), 87, *rng, counts_dtype=counts)
+    assert [k["spec"]["kind"] for k in kernels] == ([0, 1] if automatic else [1])
+    assert kernels[-1]["regime"] == (INTO_OUT if into else SUMMED_BY_LAST_BLOCK)
+
+
+def test_histc_counts_into_a_strided_out_only_where_the_range_kernel_zeroes_it(fresh_cache):
+    """A memset zeroes a contiguous out before the count kernel; a strided one is zeroed by the range
+    kernel of an automatic range, and with an explicit range keeps the last block's hand-off."""
+    out = V([87], "float32", strides=[2])
+    assert explain("histc", V([1 << 20], "float32"), 87, -3, 3, out=out)[-1]["regime"] == SUMMED_BY_LAST_BLOCK
+    assert explain("histc", V([1 << 20], "float32"), 87, out=out)[-1]["regime"] == INTO_OUT
+    assert explain("histc", V([1 << 20], "float32"), 87, -3, 3, out=V([87], "float32"))[-1]["regime"] == INTO_OUT
 
 
 def test_histc_bins_past_shared_memory_count_in_global_memory(fresh_cache):
@@ -91,8 +123,9 @@ def test_histc_bins_past_shared_memory_count_in_global_memory(fresh_cache):
 
 def test_histc_small_explicit_range_is_one_cluster_launch_on_sm90(fresh_cache):
     """sm_90: up to 1 MiB of a dense x (or 131072 strided values, 65536 of 8 bytes) is counted by
-    one cluster of 8 blocks that writes the output itself; sm_80 has no
-    clusters and keeps one block (tiny x) or the count kernel."""
+    one cluster of 8 blocks that writes the output itself; sm_80 has no clusters and keeps one block
+    (tiny x) or the count kernel. Where the count kernel would add into the output, the cluster takes
+    only x of fewer than 256 values a bin (an 8-byte value counting as two)."""
     (k,) = explain("histc", V([65536], "float32"), 2201, -1, 2)
     assert k["spec"]["kind"] == 2 and tuple(k["grid"]) == (8, 1, 1) and tuple(k["block"]) == (1024, 1, 1)
     assert "__cluster_dims__(8, 1, 1)" in k["source"] and "cluster" in k["regime"]
@@ -100,18 +133,26 @@ def test_histc_small_explicit_range_is_one_cluster_launch_on_sm90(fresh_cache):
     # One column of 2202 counters (8192 values a block fill less than two), then the folded row.
     assert k["shared_bytes_dynamic"] == (2202 + 2201) * 4
     assert "mapa.shared::cluster" in k["ptx"]
-    (k,) = explain("histc", V([65536], "uint8"), 10, 0, 9, counts_dtype="int64")
-    assert "histogram_cluster<unsigned char, long long, 16>" in k["source"]
-    (k,) = explain("histc", V([27963], "float32", strides=[2]), 11, 0, 1)  # strided
+    (k,) = explain("histc", V([65536], "uint8"), 10, 0, 9, counts_dtype="int16")
+    assert "histogram_cluster<unsigned char, short, 16>" in k["source"]
+    (k,) = explain("histc", V([27963], "float16", strides=[2]), 11, 0, 1)  # strided
     assert k["spec"]["kind"] == 2 and k["spec"]["dims"] == 1
-    (k,) = explain("histc", V([1 << 18], "float32"), 100, -3, 3)
+    f16 = dict(counts_dtype="float16")  # counts the count kernel cannot add into the output: the limits alone
+    (k,) = explain("histc", V([1 << 18], "float32"), 100, -3, 3, **f16)
     assert k["spec"]["kind"] == 2 and k["shared_bytes_dynamic"] == (32 * 101 + 100) * 4
-    assert explain("histc", V([(1 << 18) + 1], "float32"), 100, -3, 3)[-1]["spec"]["kind"] == 1
-    assert explain("histc", V([131072], "float32", strides=[2]), 100, -3, 3)[-1]["spec"]["kind"] == 2
-    assert explain("histc", V([131073], "float32", strides=[2]), 100, -3, 3)[-1]["spec"]["kind"] == 1
+    assert explain("histc", V([(1 << 18) + 1], "float32"), 100, -3, 3, **f16)[-1]["spec"]["kind"] == 1
+    assert explain("histc", V([131072], "float32", strides=[2]), 100, -3, 3, **f16)[-1]["spec"]["kind"] == 2
+    assert explain("histc", V([131073], "float32", strides=[2]), 100, -3, 3, **f16)[-1]["spec"]["kind"] == 1
     assert explain("histc", V([131072], "float16", strides=[2]), 100, -3, 3)[-1]["spec"]["kind"] == 2
-    assert explain("histc", V([65536], "float64", strides=[2]), 100, -3, 3)[-1]["spec"]["kind"] == 2
-    assert explain("histc", V([65537], "float64", strides=[2]), 100, -3, 3)[-1]["spec"]["kind"] == 1
+    assert explain("histc", V([65536], "float64", strides=[2]), 100, -3, 3, **f16)[-1]["spec"]["kind"] == 2
+    assert explain("histc", V([65537], "float64", strides=[2]), 100, -3, 3, **f16)[-1]["spec"]["kind"] == 1
+    # Counts the count kernel adds into the output: fewer than 256 values a bin for the cluster.
+    assert explain("histc", V([65536], "float32"), 255, -3, 3)[-1]["spec"]["kind"] == 1
+    assert explain("histc", V([65536], "float32"), 257, -3, 3)[-1]["spec"]["kind"] == 2
+    assert explain("histc", V([65536], "float64", strides=[2]), 512, -3, 3)[-1]["spec"]["kind"] == 1
+    assert explain("histc", V([65536], "float64", strides=[2]), 513, -3, 3)[-1]["spec"]["kind"] == 2
+    out = V([100], "float32", strides=[2])  # an explicit range adds only into a contiguous out
+    assert explain("histc", V([1 << 18], "float32"), 100, -3, 3, out=out)[-1]["spec"]["kind"] == 2
     assert [k["spec"]["kind"] for k in explain("histc", V([1000], "float32"))] == [0, 1]  # automatic range
     (old,) = jitops.explain("histc", V([65536], "float32"), 2201, -1, 2, arch="sm_80")
     assert old["spec"]["kind"] == 1 and "cluster" not in old["source"]

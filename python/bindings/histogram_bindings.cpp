@@ -74,12 +74,18 @@ py::object histc_body(PyObject* const* a) {
   const int explain_arch = explain_arg(a[7]);
   const DeviceInfo device = planning_device(call, explain_arch);
   std::unique_ptr<StreamScratch> scratch;
-  // Explained or launched in one (single block or cluster) that reads no scratch: a placeholder.
+  // Explained, launched in one (single block or cluster), or counted straight into an output that a
+  // memset zeroes: no scratch to read, a placeholder.
   unsigned long long* words = reinterpret_cast<unsigned long long*>(uintptr_t(256));
-  if (explain_arch < 0 && !histc_in_one_launch(x, r, device)) {
+  const bool automatic = histc_range_is_automatic(x, r);
+  if (explain_arch >= 0) {
+    // planned only
+  } else if (!automatic && histc_counts_into_out(x, call[kSlotOut], r, device)) {
+    zero_on_stream(call, call[kSlotOut].data, size_t(r.bins) * call[kSlotOut].element_bytes());
+  } else if (!histc_in_one_launch(x, call[kSlotOut], r, device)) {
     // 32-bit words; with an automatic range nothing is zeroed here (no memset launch).
     scratch = std::make_unique<StreamScratch>(call, histc_scratch_words(r.bins) * 2, 0u,
-                                              histc_zeroed_words(r.bins, histc_range_is_automatic(x, r)) * 2);
+                                              histc_zeroed_words(r.bins, automatic) * 2);
     words = scratch->keys();
   }
   std::vector<LaunchPlan> plans;

@@ -34,4 +34,11 @@ class StreamScratch {
   CUdeviceptr ptr_ = 0;
 };
 
+// Zeroes `bytes` (a multiple of 4) at `data` on the call's stream: an output
+// that kernels then add into.
+inline void zero_on_stream(const CallArrays& call, void* data, size_t bytes) {
+  device_context(call.device()).make_current();
+  if (bytes) JITOPS_CU(driver().cuMemsetD32Async(CUdeviceptr(data), 0u, bytes / 4, call.stream()), "cuMemsetD32Async");
+}
+
 }  // namespace jitops

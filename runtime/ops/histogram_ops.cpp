@@ -49,6 +49,34 @@ int lane_columns(int64_t bins, int64_t bytes, int64_t values) {
 }
 std::atomic<int> g_strategy{0};
 
+// Counters in shared memory (the bins' row and a spare one fit beside the
+// kernel's own __shared__); otherwise 64-bit atomics in global memory.
+bool counts_in_shared_memory(const HistcRequest& r, const DeviceInfo& device) {
+  return (r.bins + 1) * 4 + kStaticSharedReserve <= device.shared_per_block_optin && g_strategy != 2;
+}
+
+// Whether the count kernel, if it ran, would add each block's counts into out
+// (histc_counts_into_out): outputs whose adds of integer counts are exact.
+bool count_kernel_could_add_into_out(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r,
+                                     const DeviceInfo& device) {
+  if (!counts_in_shared_memory(r, device)) return false;
+  const bool zeroed_by_memset = !histc_range_is_automatic(x, r);
+  if (zeroed_by_memset && out.strides[0] != 1) return false;
+  switch (out.dtype) {
+    case DType::Float32: return x.numel() <= (int64_t(1) << 24);  // every partial sum an exact float
+    case DType::Int32: return x.numel() <= INT32_MAX;
+    case DType::Float64:
+    case DType::Int64: return true;
+    default: return false;  // 16-bit floats round: their counts are summed exactly first, then converted
+  }
+}
+
+// Values a bin below which one cluster beats the count kernel adding into out
+// (H100, NOTES 77): the count kernel's blocks each zero, fold and add every
+// bin, the cluster's 8 blocks read every value. Crossovers measured between
+// 65 and 330 values a bin (an 8-byte value counting as two).
+constexpr int64_t kClusterValuesPerBin = 256;
+
 // x's explicit range as x's type holds it: floats round to nearest, integers
 // truncate toward zero (Scalar.to<int64_t>() in PyTorch), then narrow.
 double to_x_type(DType d, double v) {
@@ -75,9 +103,12 @@ double to_x_type(DType d, double v) {
 
 template <int Dims>
 HistogramParams<Dims> base_params(const TensorDesc& x, const IterationSpace& s, unsigned long long* scratch,
-                                  IndexErrorSlot* error_slot) {
+                                  IndexErrorSlot* error_slot, const TensorDesc& out) {
   HistogramParams<Dims> p{};
   p.x = x.data;
+  p.out = out.data;
+  p.out_stride = out.strides[0];
+  p.out_bytes = out.element_bytes();
   p.scratch = scratch;
   p.error = error_slot;
   p.n = x.numel();
@@ -129,6 +160,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     k.fields[F::kMaxThreads] = kThreads;
     return k;
   };
+  const bool into_out = histc_counts_into_out(x, out, r, device);
   int32_t range_blocks = 0;
   if (automatic) {
     LaunchPlan& plan = plans.emplace_back();
@@ -140,14 +172,13 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     plan.grid[0] = unsigned(std::max<int64_t>(1, std::min<int64_t>(blocks, kHistogramMaxRangeBlocks)));
     range_blocks = int32_t(plan.grid[0]);
     plan.regime = "range: a min/max of ordered keys per block";
-    HistogramParams<Dims> range = base_params<Dims>(x, s, scratch, error_slot);
-    range.bins = int32_t(r.bins);  // the count words it zeroes
+    HistogramParams<Dims> range = base_params<Dims>(x, s, scratch, error_slot, out);
+    range.bins = int32_t(r.bins);  // the count words it zeroes, or the output's
     range.global_copies = histogram_global_copies(r.bins);
+    range.counts_into_out = into_out;
     plan.set_params(range);
   }
-  HistogramParams<Dims> p = base_params<Dims>(x, s, scratch, error_slot);
-  p.out = out.data;
-  p.out_stride = out.strides[0];
+  HistogramParams<Dims> p = base_params<Dims>(x, s, scratch, error_slot, out);
   p.bins = int32_t(r.bins);
   p.global_copies = histogram_global_copies(r.bins);
   p.auto_range = automatic;
@@ -166,7 +197,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     p.ilo = int64_t(lo);
     p.ihi = int64_t(hi);
   }
-  if (histc_in_one_cluster(x, r, device)) {
+  if (histc_in_one_cluster(x, out, r, device)) {
     LaunchPlan& plan = plans.emplace_back();
     plan.spec = spec(kHistogramCluster);
     plan.spec.fields[F::kMaxThreads] = kHistogramClusterThreads;
@@ -185,20 +216,21 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   // opt-in limit; beyond it, global atomics.
   const bool single = histc_single_block(x, r, device);
   p.single_block = single;
+  p.counts_into_out = into_out;
   LaunchPlan& plan = plans.emplace_back();
   int64_t blocks_per_sm = resolve(kHistogramCount, plan);
   const int64_t bin_bytes = (r.bins + 1) * 4;  // a spare row for the values outside (SharedFloatBinner)
   const int64_t per_block = device.shared_per_sm / blocks_per_sm - 1024;
   const int copies = lane_columns(r.bins, per_block, single ? n : -1);
-  bool shared = bin_bytes + kStaticSharedReserve <= device.shared_per_block_optin;  // the kernel's own __shared__ too
-  if (g_strategy == 2) shared = false;
+  const bool shared = counts_in_shared_memory(r, device);
   plan.spec = spec(kHistogramCount);
   plan.block[0] = kThreads;
   if (shared) {
     p.copies = copies;
     plan.shared_bytes = unsigned(int64_t(copies) * bin_bytes);
     blocks_per_sm = std::max<int64_t>(1, std::min<int64_t>(blocks_per_sm, device.shared_per_sm / (plan.shared_bytes + 1024)));
-    plan.regime = "count: sub-histograms in shared memory";
+    plan.regime = into_out ? "count: sub-histograms in shared memory, each block's added into the output"
+                           : "count: sub-histograms in shared memory";
   } else {
     p.copies = 0;
     plan.regime = "count: global atomics";
@@ -237,6 +269,11 @@ void check_histc(const TensorDesc& x, const HistcRequest& r) {
 // 2.5 ns per atomic on one address); up to 4096 words in all.
 int histogram_global_copies(int64_t bins) { return int(std::max<int64_t>(1, std::min<int64_t>(32, 4096 / bins))); }
 
+bool histc_counts_into_out(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r,
+                           const DeviceInfo& device) {
+  return !histc_in_one_launch(x, out, r, device) && count_kernel_could_add_into_out(x, out, r, device);
+}
+
 bool histc_range_is_automatic(const TensorDesc& x, const HistcRequest& r) {
   // An empty x has no range to find: PyTorch then widens min == max to
   // [min - 1, max + 1] and counts nothing; so does the explicit path.
@@ -251,12 +288,15 @@ bool histc_single_block(const TensorDesc& x, const HistcRequest& r, const Device
          (r.bins + 1) * 4 + kStaticSharedReserve <= device.shared_per_block_optin && g_strategy != 2;
 }
 
-bool histc_in_one_cluster(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device) {
+bool histc_in_one_cluster(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r,
+                          const DeviceInfo& device) {
   // sm_90's thread-block clusters; an explicit range (an automatic one needs an exchange more, NOTES 29).
   if (device.arch() < 90 || histc_range_is_automatic(x, r) || g_strategy == 2) return false;
-  const int64_t strided_values = x.numel() * (x.element_bytes() > 4 ? 2 : 1);
+  const int64_t weighted_values = x.numel() * (x.element_bytes() > 4 ? 2 : 1);
   if (x.is_contiguous() ? x.numel() * x.element_bytes() > g_cluster_dense_bytes.load()
-                        : strided_values > g_cluster_strided_values.load())
+                        : weighted_values > g_cluster_strided_values.load())
+    return false;
+  if (weighted_values >= kClusterValuesPerBin * r.bins && count_kernel_could_add_into_out(x, out, r, device))
     return false;
   return cluster_shared_bytes(r.bins, 1) + kStaticSharedReserve <= device.shared_per_block_optin;
 }

@@ -8,9 +8,12 @@
 //   then, with an automatic range, 3 words per block of the range kernel:
 //       ~key of its smallest value, key of its largest, 1 if it saw any
 // With an explicit range one memset zeroes [0, 1 + global_copies * bins),
-// except for a small x counted by a single block, which needs no scratch;
+// except for a small x counted by a single block, which needs no scratch,
+// and for counts added straight into the output (counts_into_out: each block
+// adds its counts into `out`, which a memset zeroed, and no block waits for
+// the others: no counter, no copies, no scratch);
 // with an automatic range there is no memset: the range kernel zeroes those
-// words, and each counting block folds the range kernel's partials itself
+// words (or the output, when the counts go straight into it), and each counting block folds the range kernel's partials itself
 // (at most kHistogramMaxRangeBlocks of them, a few per thread).
 // Keys order values as unsigned integers, so min and max fold by max.
 // Atomics on one address serialize in L2 (about 2.5 ns each on an H200), so
@@ -41,6 +44,8 @@ struct HistogramParams {
   int32_t global_copies;  // copies of the counts in scratch (at least 1)
   int32_t range_blocks;   // blocks of the range kernel (partials to fold)
   int32_t single_block;   // 1: one block counts everything and writes out itself (no scratch, no memset)
+  int32_t counts_into_out;  // 1: each block adds its counts into out (zeroed before it); no last block
+  int32_t out_bytes;        // bytes of an output element (the range kernel zeroes out with them)
   int64_t sizes[Dims > 0 ? Dims : 1];
   int64_t strides[Dims > 0 ? Dims : 1];
 };
