@@ -90,7 +90,23 @@ def test_summary_counts_the_noise_band_and_failures():
     assert "take" in text and "0.50x b" in text
     md = markdown({"seed": 7, "per_family": 2, "gpu": "G", "torch": "t", "date": "d", "copy_bandwidth_Bps": 3e12,
                    "summary": s, "cases": rows})
-    assert "| take | 2 | 1.00x | 50% | 1 | b | 0.50x |" in md and "| b | 20.0 | 10.0 | 0.50x | 40% |" in md
+    assert "| take | 2 | 1.00x | - | 50% | 1 | b | 0.50x |" in md and "| b | 20.0 | 10.0 | 0.50x | 40% |" in md
+
+
+def test_ceiling_is_pytorchs_time_over_the_copy_floor_or_the_launch():
+    """Per family, the geomean of PyTorch's time over max(copy floor, empty launch): a case under the launch
+    counts at the launch, one above it at its floor; no ceiling without the launch time or a floor."""
+    rows = [{"family": "take", "case": "small", "speedup": 1.2, "jitops_us": 5.0, "torch_us": 6.0, "floor_us": 0.1},
+            {"family": "take", "case": "big", "speedup": 1.0, "jitops_us": 40.0, "torch_us": 40.0, "floor_us": 32.0}]
+    s = summarize(rows, launch_us=4.0)
+    assert s["take"]["ceiling"] == pytest.approx(((6.0 / 4.0) * (40.0 / 32.0)) ** 0.5)
+    assert s["all"]["ceiling"] == pytest.approx(s["take"]["ceiling"])
+    assert summarize(rows)["take"]["ceiling"] is None
+    no_floor = {k: v for k, v in rows[0].items() if k != "floor_us"}
+    assert summarize([no_floor, rows[1]], launch_us=4.0)["take"]["ceiling"] is None
+    md = markdown({"seed": 1, "per_family": 2, "gpu": "G", "torch": "t", "date": "d", "copy_bandwidth_Bps": 3e12,
+                   "launch_us": 4.0, "summary": s, "cases": rows})
+    assert f"| take | 2 | 1.10x | {s['take']['ceiling']:.2f}x | 100% |" in md and "empty jitops launch 4.00 us" in md
 
 
 def test_pytorch_references_run_for_small_cases_on_the_cpu():
@@ -168,3 +184,22 @@ def test_histc_counts_past_2_24_are_judged_by_pytorchs_own_binning():
         wrong = ours.clone()
         wrong[0] += 1  # an unsaturated bin must be PyTorch's exactly
         assert not sweep._same_counts(torch, case, built, wrong, theirs)[0]
+
+
+def test_elementwise_floor_counts_the_result_at_pytorchs_dtype():
+    """The sweep's copy floor for an elementwise case writes the result at the dtype PyTorch gives it, for
+    every pair of the drawn dtypes and every drawn Python number."""
+    torch = pytest.importorskip("torch")
+    from jitops.bench.sweep_cases import ARITH_DTYPES, BINARY, torch_result_dtype
+
+    for op in BINARY:
+        for a in ARITH_DTYPES:
+            x = torch.ones(3, dtype=getattr(torch, a))
+            operands = [torch.ones(3, dtype=getattr(torch, b)) for b in ARITH_DTYPES] + [3, -2, 0.5, 2.5, 7, 0.25]
+            for y in operands:
+                if op in ("maximum", "minimum") and not torch.is_tensor(y):
+                    expected = torch.clamp(x, min=y).dtype  # the sweep's reference for a number
+                else:
+                    expected = getattr(torch, op)(x, y).dtype
+                given = str(y.dtype).replace("torch.", "") if torch.is_tensor(y) else y
+                assert torch_result_dtype(op, a, given) == str(expected).replace("torch.", ""), (op, a, y)

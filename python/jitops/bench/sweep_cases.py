@@ -17,7 +17,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .layouts import Dense, Index, Number, dense, expanded_rows
+from .layouts import ITEMSIZE, Dense, Index, Number, dense, expanded_rows
 
 MAX_ELEMENTS = 1 << 27
 GATHER_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
@@ -454,9 +454,34 @@ def draw_elementwise(rng):
             return torch.clamp(v["x"], min=number) if op == "maximum" else torch.clamp(v["x"], max=number)
         return getattr(torch, op)(v["x"], v["y"])
 
-    out_itemsize = 8 if "float64" in (x_dtype, y_dtype) or "int64" in (x_dtype, y_dtype) else 4
+    out_dtype = torch_result_dtype(op, x_dtype, number if number is not None else operands["y"].dtype)
     return SweepCase("elementwise", f"{op} {x.describe()} {y_text}", op, operands, (Ref("x"), Ref("y")), {},
-                     reference, x.distinct_bytes + y_bytes + x.numel * out_itemsize)
+                     reference, x.distinct_bytes + y_bytes + x.numel * ITEMSIZE[out_dtype])
+
+
+_FLOAT_RANK = {"float16": 0, "bfloat16": 0, "float32": 1, "float64": 2}
+_INT_RANK = {"uint8": 0, "int16": 1, "int32": 2, "int64": 3}
+
+
+def torch_result_dtype(op, x_dtype, y):
+    """The dtype PyTorch gives `op` (an ARITH_DTYPES op) of a tensor of x_dtype and `y`, a dtype (a tensor with
+    dims) or a Python number (weak: it keeps the tensor's dtype unless it is a float and the tensor integral,
+    which gives the default float32, as torch.clamp does for maximum/minimum); true division of integers gives
+    float32."""
+    if not isinstance(y, str):
+        result = "float32" if isinstance(y, float) and x_dtype in _INT_RANK else x_dtype
+    elif x_dtype == y:
+        result = x_dtype
+    elif x_dtype in _FLOAT_RANK and y in _FLOAT_RANK:
+        if {x_dtype, y} == {"float16", "bfloat16"}:
+            result = "float32"
+        else:
+            result = max(x_dtype, y, key=_FLOAT_RANK.get)
+    elif x_dtype in _FLOAT_RANK or y in _FLOAT_RANK:
+        result = x_dtype if x_dtype in _FLOAT_RANK else y
+    else:
+        result = max(x_dtype, y, key=_INT_RANK.get)  # uint8 with a signed type: the signed one (int16 or wider)
+    return "float32" if op == "div" and result in _INT_RANK else result
 
 
 KERNELS = (

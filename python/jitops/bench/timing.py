@@ -53,6 +53,13 @@ class Timer:
         torch.cuda.synchronize(self.device)
         return [s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends)]
 
+    def empty_launch_us(self, reps=100):
+        """An empty kernel launched through jitops.RawKernel: the shortest call a jitops op can take."""
+        import jitops
+
+        kernel = jitops.RawKernel('extern "C" __global__ void jitops_empty() {}', "jitops_empty")
+        return self.median_us(lambda: kernel((1,), (32,), ()), reps=reps)  # the stream the ops take
+
     def copy_us(self, nbytes, reps=100):
         """Device-to-device copy of an nbytes buffer (nbytes read + nbytes written)."""
         torch = self.torch
