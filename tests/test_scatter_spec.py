@@ -312,6 +312,19 @@ def test_row_sums_only_for_destinations_past_half_the_l2():
     assert sums[-1]["block"][0] == 256 and sums[-1]["grid"][0] == (3 * runs + 7) // 8  # 8 warps a block
 
 
+def test_row_sums_need_rows_of_256_bytes_and_768_bytes_of_them_a_destination():
+    """The sort costs the same a row whatever its width: rows of 128 bytes keep the atomic kernels at any
+    count a destination (2-8 measured slower sorted); rows of 256 bytes sort from 3 a destination on."""
+    def ops(dtype, destinations, rows, width):
+        return [p["spec"]["op"] for p in plans("scatter_add_", V([destinations, width], dtype), 0,
+                                                V([rows, width], "int64", strides=[1, 0]), V([rows, width], dtype))]
+    assert len(ops("float32", 262144, 8 * 262144, 32)) == 1  # 128-byte rows, 8 a destination
+    assert len(ops("float64", 262144, 8 * 262144, 16)) == 1
+    assert len(ops("float32", 262144, 2 * 262144, 64)) == 1  # 256-byte rows, 2 a destination
+    assert ops("float32", 262144, 3 * 262144, 64) == [10, 11, 12, 14, 13]  # 3 a destination
+    assert ops("float64", 262144, 4 * 262144, 32) == [10, 11, 12, 14, 13]
+
+
 def test_max_and_min_take_one_unit_a_thread_under_32_terms_a_destination():
     """Compare-and-swap max and min: 8 units a thread from 32 terms a destination on, one below (a float16
     amin of 17 sorted terms a destination, seed 49: 998 us at 8, 590 at 1); products keep 8 from 8 terms."""

@@ -38,7 +38,7 @@ int fit_in_flight(int wanted, int unit_words, int warps) {
 // Where sorting pays, from the scatter_add bench case (2^20 rows of 128
 // float32 into 100000: atomics 368 us, 42% of copy) and the sort's own cost
 // (five launches): enough elements that the adds dominate, rows wide
-// enough for a warp, at most 64 rows per destination on average (hot rows
+// enough (below), at most 64 rows per destination on average (hot rows
 // stay with the atomic kernels, whose threads merge equal destinations), a
 // scan no longer than the rows, and destination rows that do not fit in half
 // the L2, where the atomics read-modify-write their sectors from DRAM: into
@@ -48,12 +48,20 @@ int fit_in_flight(int wanted, int unit_words, int warps) {
 // 16-bit floats keep the atomic kernels: sm_90 adds 8 of them per vector
 // reduction, and on the bench's scatter_add they took 155 us against 216 us
 // for sorting (36 us) and summing (benchmarks/NOTES.md items 21, 30).
+// The sort costs the same a row whatever its width, and the adds it saves grow
+// with the row and its duplicates: rows of 256 bytes or more, and at least
+// kMinRowBytesPerDestination of them a destination (random index, H100, NOTES
+// 77: rows of 128 bytes, 2-8 a destination, sums 257-579 us against atomics
+// 247-319; rows of 256 bytes, 1.5-2 a destination, 301-371 against 300-307,
+// 4-8 a destination 184-256 against 234-278; rows of 1200 bytes, 1.6 a
+// destination, 259 against 305, NOTES 69).
+constexpr int64_t kMinRowBytesPerDestination = 768;
 bool pays(const RowSumLayout& l, int64_t row_bytes, int element, const DeviceInfo& device) {
   if (g_mode.load() == 2) return true;
   if (element == kElemFloat16 || element == kElemBFloat16) return false;
-  return l.rows >= 4096 && l.rows * row_bytes >= kMinBytes && row_bytes >= 128 &&
-         l.rows <= 64 * l.destinations && l.destinations <= 16 * l.rows &&
-         device.past_half_l2(l.destinations * row_bytes);
+  return l.rows >= 4096 && l.rows * row_bytes >= kMinBytes && row_bytes >= 256 &&
+         l.rows * row_bytes >= kMinRowBytesPerDestination * l.destinations && l.rows <= 64 * l.destinations &&
+         l.destinations <= 16 * l.rows && device.past_half_l2(l.destinations * row_bytes);
 }
 
 // Private copies (templates/row_private.cuh). Fits when a block holds
