@@ -149,6 +149,29 @@ def test_chosen_by_default_on_the_bench_scatter_add_only():
                              torch.randn(1024, 1024, device=DEVICE))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("rows", [4096 * 3 + 77, 300_001])
+def test_hot_buckets_sorted_in_batches(forced, dtype, rows):
+    """Buckets past the 4096 rows sorted in shared memory: 8 hot destinations, three of them in one bucket of
+    128 destinations and the others each alone in theirs, and a few random rows between them; the big-bucket
+    sort loads 16 rows a thread at a time (the last batch partial) and a warp's rows to one destination take
+    one shared atomic."""
+    rng = np.random.default_rng(seed("hot buckets", dtype, rows))
+    destinations, width = 70000, 8
+    hot = np.array([5, 40, 127, 1000, 20000, 45678, 69999, 300])
+    idx_h = hot[rng.integers(0, hot.size, rows)]
+    spread = rng.random(rows) < 0.05
+    idx_h[spread] = rng.integers(0, destinations, int(spread.sum()))
+    idx = torch.from_numpy(idx_h.astype("int64")).to(DEVICE)
+    self_t = device_tensor(rng, (destinations, width), dtype, "contiguous")
+    src_t = device_tensor(rng, (rows, width), dtype, "contiguous")
+    assert uses_row_sums(jitops.index_add_, self_t, 0, idx, src_t)
+    before = host(self_t)
+    jitops.index_add_(self_t, 0, idx, src_t)
+    ref, bound = accumulate_reference(before, idx_h, host(src_t), dtype)
+    check_float(self_t, ref, bound, dtype)
+
+
 @pytest.mark.parametrize("index_dtype", ["int64", "int32"])
 @pytest.mark.parametrize("rows, destinations, width", [(20000, 3000, 8), (5_000_000, 70000, 2)])
 def test_many_chunks_and_buckets(forced, rows, destinations, width, index_dtype):
