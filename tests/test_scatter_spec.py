@@ -109,8 +109,8 @@ def test_heavy_duplicates_into_few_rows_add_into_private_copies():
 
 def params_of(report):
     """A 32-bit scatter launch's parameter block, as the kernel reads it
-    (templates/jitops/scatter_params.h, ScatterParams<32, Dims>)."""
-    dims = report["spec"]["dims"]
+    (templates/jitops/scatter_params.h, ScatterParams<32, Dims>; the generic walk, dims 0, holds 16)."""
+    dims = report["spec"]["dims"] or 16
     assert report["spec"]["offset"] == 32
 
     class Divider(ctypes.Structure):
@@ -284,6 +284,19 @@ def test_the_index_inner_dim_goes_inside_where_a_warp_reads_fewer_sectors():
     # reading the index's 40-byte groups one after another; it stays (271 us, 382 with the lanes along 5).
     (r,) = plans("scatter_add_", self_, 2, index, V([512, 20021, 5], "float16", strides=[20021, 1, 10250752]))
     assert walk(r)[0] == [5, 512 * 20021] and r["spec"]["dims"] == 2
+
+
+def test_a_copy_puts_src_dense_dim_just_outside_a_short_innermost_one():
+    """index_copy_ along an inner dim of 4 from a fully transposed src (seed 116): in self's order a warp's
+    lanes read src 2 MB apart (37 sectors a warp); with src's dense dim just outside the innermost, 8 of its
+    units share a warp and src's sectors (21). Adds keep the innermost-only move."""
+    def src():
+        return V([128, 8192, 8, 4], "float16", strides=[1, 128, 4194304, 1048576])
+    (r,) = plans("index_copy_", V([128, 8192, 8, 4], "float16"), 3, V([4], "int32"), src())
+    sizes, self_strides = walk(r)
+    assert sizes[-2:] == [128, 4] and self_strides[-2:] == [262144, 0]
+    (r,) = plans("index_add_", V([128, 8192, 8, 4], "float16"), 3, V([4], "int32"), src())
+    assert walk(r) == ([128, 8192, 8, 4], [262144, 32, 4, 0])  # self's own order
 
 
 def test_a_full_2d_index_keeps_its_rows_in_flight():

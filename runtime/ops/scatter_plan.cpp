@@ -231,30 +231,48 @@ int64_t warp_sectors(const ScatterProblem& p, const int* order) {
 // src (the index's 40-byte groups read by one thread, row after row), 382
 // with them along the index's inner dim of 5, the sectors a warp touches
 // 42 -> 15.
+// For copies, also a dim just outside the innermost. A warp then spans the
+// innermost dim's few units times a few of the moved dim's, which can be
+// dense in the other operand: index_copy_ float16 (128x8192x8x4) along its
+// inner dim of 4 from a fully transposed src walked src's sectors 2 MB a
+// lane (37 sectors a warp: 845 us, PyTorch 386); with src's dense dim
+// second, a warp's 8 of them share src's sectors (21 a warp): 195 us
+// (float32 920 -> 238, int8 402 -> 174, float64 1002 -> 217). The one add
+// it moved in seeds 40-119 ran slower (float32 index_add_ from a transposed
+// src, 23.8 -> 27.8 us), so adds keep the innermost move alone (NOTES 77).
 void prefer_fewest_sectors(const ScatterProblem& p, int* order) {
   const int n = p.space.ndim;
   if (n < 3 || p.space.numel() < kWalkOrderMinUnits) return;
   const int64_t planned = warp_sectors(p, order);
   int64_t best = planned;
-  int best_dim = -1;
+  int best_dim = -1, best_place = -1;
   int candidate[kMaxDims + 16];
+  // order[inner] taken out and put back at `place` (n - 1: innermost; n - 2: just outside it).
+  auto move = [&](int inner, int place, int* out) {
+    int m = 0;
+    for (int k = 0; k < n; ++k) {
+      if (k == inner) continue;
+      if (m == place) out[m++] = order[inner];
+      out[m++] = order[k];
+    }
+    if (m == place) out[m++] = order[inner];
+  };
   for (int inner = 0; inner < n - 1; ++inner) {  // order[n - 1] is innermost already
     if (p.space.sizes[order[inner]] == 1) continue;
-    int m = 0;
-    for (int k = 0; k < n; ++k)
-      if (k != inner) candidate[m++] = order[k];
-    candidate[m] = order[inner];
-    const int64_t cost = warp_sectors(p, candidate);
-    if (cost < best) best = cost, best_dim = inner;
+    for (int place = n - 1; place >= (p.op == kScatterCopy ? n - 2 : n - 1); --place) {
+      if (place == inner) continue;  // where it is
+      move(inner, place, candidate);
+      const int64_t cost = warp_sectors(p, candidate);
+      if (cost < best) best = cost, best_dim = inner, best_place = place;
+    }
   }
   if (best_dim < 0 || 4 * best > 3 * planned) return;  // a quarter fewer or keep the tuned order
   IterationSpace planned_space = p.space;  // only now: most calls stop above
   permute_dims(planned_space, order);
   collapse(planned_space);
   if (planned_space.ndim <= 2) return;
-  const int moved = order[best_dim];
-  for (int k = best_dim; k < n - 1; ++k) order[k] = order[k + 1];
-  order[n - 1] = moved;
+  move(best_dim, best_place, candidate);
+  for (int k = 0; k < n; ++k) order[k] = candidate[k];
 }
 
 }  // namespace
