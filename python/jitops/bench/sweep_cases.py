@@ -17,6 +17,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from .. import _core
 from .layouts import ITEMSIZE, Dense, Index, Number, dense, expanded_rows
 
 MAX_ELEMENTS = 1 << 27
@@ -459,29 +460,13 @@ def draw_elementwise(rng):
                      reference, x.distinct_bytes + y_bytes + x.numel * ITEMSIZE[out_dtype])
 
 
-_FLOAT_RANK = {"float16": 0, "bfloat16": 0, "float32": 1, "float64": 2}
-_INT_RANK = {"uint8": 0, "int16": 1, "int32": 2, "int64": 3}
-
-
 def torch_result_dtype(op, x_dtype, y):
-    """The dtype PyTorch gives `op` (an ARITH_DTYPES op) of a tensor of x_dtype and `y`, a dtype (a tensor with
-    dims) or a Python number (weak: it keeps the tensor's dtype unless it is a float and the tensor integral,
-    which gives the default float32, as torch.clamp does for maximum/minimum); true division of integers gives
-    float32."""
+    """The dtype PyTorch gives `op` of a tensor of x_dtype and `y`, a dtype (a tensor with dims) or a Python
+    number (weak), by jitops's own promotion (the rules jitops.add and the others follow for PyTorch
+    tensors, checked against PyTorch's for every pair of dtypes)."""
     if not isinstance(y, str):
-        result = "float32" if isinstance(y, float) and x_dtype in _INT_RANK else x_dtype
-    elif x_dtype == y:
-        result = x_dtype
-    elif x_dtype in _FLOAT_RANK and y in _FLOAT_RANK:
-        if {x_dtype, y} == {"float16", "bfloat16"}:
-            result = "float32"
-        else:
-            result = max(x_dtype, y, key=_FLOAT_RANK.get)
-    elif x_dtype in _FLOAT_RANK or y in _FLOAT_RANK:
-        result = x_dtype if x_dtype in _FLOAT_RANK else y
-    else:
-        result = max(x_dtype, y, key=_INT_RANK.get)  # uint8 with a signed type: the signed one (int16 or wider)
-    return "float32" if op == "div" and result in _INT_RANK else result
+        y = "number:" + ("bool" if isinstance(y, bool) else "int" if isinstance(y, int) else "float")
+    return _core.result_dtype(x_dtype, y, "torch", division=op == "div")
 
 
 KERNELS = (
