@@ -62,18 +62,6 @@ def uses_row_sums(fn, *args, **kwargs):
     return regimes(fn, *args, **kwargs) == SORTED_ROWS
 
 
-def add_rows_and_check(rng, idx_h, idx, destinations, rows, width, dtype):
-    """index_add_ of `rows` random rows of `width` into a random self of `destinations` rows through `idx`
-    (`idx_h` on the host), by row sums, against np.add.at's reference."""
-    self_t = device_tensor(rng, (destinations, width), dtype, "contiguous")
-    src_t = device_tensor(rng, (rows, width), dtype, "contiguous")
-    assert uses_row_sums(jitops.index_add_, self_t, 0, idx, src_t)
-    before = host(self_t)
-    jitops.index_add_(self_t, 0, idx, src_t)
-    ref, bound = accumulate_reference(before, idx_h, host(src_t), dtype)
-    check_float(self_t, ref, bound, dtype)
-
-
 @pytest.mark.parametrize("duplicates", ["distinct", "some", "all_equal"])
 @pytest.mark.parametrize("width", [40, 37, 300])
 @pytest.mark.parametrize("index_dtype", ["int64", "int32"])
@@ -131,7 +119,13 @@ def test_sum_spans_batches_and_lane_groups(forced, sum_shape, dtype, width):
     idx_h = rng.integers(0, destinations, rows)
     idx_h[rows // 2: rows // 2 + 3000] = 17  # one long run across warps' spans
     idx = torch.from_numpy(idx_h).to(DEVICE)
-    add_rows_and_check(rng, idx_h, idx, destinations, rows, width, dtype)
+    self_t = device_tensor(rng, (destinations, width), dtype, "contiguous")
+    src_t = device_tensor(rng, (rows, width), dtype, "contiguous")
+    assert uses_row_sums(jitops.index_add_, self_t, 0, idx, src_t)
+    before = host(self_t)
+    jitops.index_add_(self_t, 0, idx, src_t)
+    ref, bound = accumulate_reference(before, idx_h, host(src_t), dtype)
+    check_float(self_t, ref, bound, dtype)
 
 
 def test_chosen_by_default_on_the_bench_scatter_add_only():
@@ -169,7 +163,13 @@ def test_hot_buckets_sorted_in_batches(forced, dtype, rows):
     spread = rng.random(rows) < 0.05
     idx_h[spread] = rng.integers(0, destinations, int(spread.sum()))
     idx = torch.from_numpy(idx_h.astype("int64")).to(DEVICE)
-    add_rows_and_check(rng, idx_h, idx, destinations, rows, width, dtype)
+    self_t = device_tensor(rng, (destinations, width), dtype, "contiguous")
+    src_t = device_tensor(rng, (rows, width), dtype, "contiguous")
+    assert uses_row_sums(jitops.index_add_, self_t, 0, idx, src_t)
+    before = host(self_t)
+    jitops.index_add_(self_t, 0, idx, src_t)
+    ref, bound = accumulate_reference(before, idx_h, host(src_t), dtype)
+    check_float(self_t, ref, bound, dtype)
 
 
 @pytest.mark.parametrize("index_dtype", ["int64", "int32"])
@@ -181,7 +181,13 @@ def test_many_chunks_and_buckets(forced, rows, destinations, width, index_dtype)
     idx_h = rng.integers(0, destinations, rows)
     idx_h[::7] = destinations - 1
     idx = torch.from_numpy(idx_h.astype(index_dtype)).to(DEVICE)
-    add_rows_and_check(rng, idx_h, idx, destinations, rows, width, "float32")
+    self_t = device_tensor(rng, (destinations, width), "float32", "contiguous")
+    src_t = device_tensor(rng, (rows, width), "float32", "contiguous")
+    assert uses_row_sums(jitops.index_add_, self_t, 0, idx, src_t)
+    before = host(self_t)
+    jitops.index_add_(self_t, 0, idx, src_t)
+    ref, bound = accumulate_reference(before, idx_h, host(src_t), "float32")
+    check_float(self_t, ref, bound, "float32")
 
 
 @pytest.mark.parametrize("index_dtype", ["int64", "int32"])

@@ -77,19 +77,19 @@ py::object histc_body(PyObject* const* a) {
   // Explained, launched in one (single block or cluster), or counted straight into an output that a
   // memset zeroes: no scratch to read, a placeholder.
   unsigned long long* words = reinterpret_cast<unsigned long long*>(uintptr_t(256));
-  const HistcLaunches launches = histc_launches(x, call[kSlotOut], r, device);
+  const bool automatic = histc_range_is_automatic(x, r);
   if (explain_arch >= 0) {
     // planned only
-  } else if (launches.counts_into_out && !launches.automatic) {
+  } else if (!automatic && histc_counts_into_out(x, call[kSlotOut], r, device)) {
     zero_on_stream(call, call[kSlotOut].data, size_t(r.bins) * call[kSlotOut].element_bytes());
-  } else if (!launches.one_launch()) {
+  } else if (!histc_in_one_launch(x, call[kSlotOut], r, device)) {
     // 32-bit words; with an automatic range nothing is zeroed here (no memset launch).
     scratch = std::make_unique<StreamScratch>(call, histc_scratch_words(r.bins) * 2, 0u,
-                                              histc_zeroed_words(r.bins, launches.automatic) * 2);
+                                              histc_zeroed_words(r.bins, automatic) * 2);
     words = scratch->keys();
   }
   std::vector<LaunchPlan> plans;
-  plan_histc(x, call[kSlotOut], r, launches, words, device, planning_error_slot(call, explain_arch, false), plans);
+  plan_histc(x, call[kSlotOut], r, words, device, planning_error_slot(call, explain_arch, false), plans);
   return execute(call, plans.data(), int(plans.size()), out, kSlotOut, explain_arch);
 }
 

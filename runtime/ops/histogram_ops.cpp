@@ -56,7 +56,7 @@ bool counts_in_shared_memory(const HistcRequest& r, const DeviceInfo& device) {
 }
 
 // Whether the count kernel, if it ran, would add each block's counts into out
-// (HistcLaunches::counts_into_out): outputs whose adds of integer counts are exact.
+// (histc_counts_into_out): outputs whose adds of integer counts are exact.
 bool count_kernel_could_add_into_out(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r,
                                      const DeviceInfo& device) {
   if (!counts_in_shared_memory(r, device)) return false;
@@ -124,12 +124,12 @@ HistogramParams<Dims> base_params(const TensorDesc& x, const IterationSpace& s, 
 }
 
 template <int Dims>
-void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r, const HistcLaunches& launches,
-                    const IterationSpace& s, int vec, unsigned long long* scratch, const DeviceInfo& device,
-                    IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans) {
+void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r, const IterationSpace& s,
+                    int vec, unsigned long long* scratch, const DeviceInfo& device, IndexErrorSlot* error_slot,
+                    std::vector<LaunchPlan>& plans) {
   using F = HistogramSpecFields;
   const int64_t n = x.numel();
-  const bool automatic = launches.automatic, into_out = launches.counts_into_out;
+  const bool automatic = histc_range_is_automatic(x, r);
   const int64_t items = Dims == 0 ? (n + vec - 1) / vec : n;
   // Tunable: resident blocks per SM ("waves"; the heuristic's 4 fills an SM
   // with the launch bounds' register budget).
@@ -160,6 +160,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     k.fields[F::kMaxThreads] = kThreads;
     return k;
   };
+  const bool into_out = histc_counts_into_out(x, out, r, device);
   int32_t range_blocks = 0;
   if (automatic) {
     LaunchPlan& plan = plans.emplace_back();
@@ -196,7 +197,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
     p.ilo = int64_t(lo);
     p.ihi = int64_t(hi);
   }
-  if (launches.cluster) {
+  if (histc_in_one_cluster(x, out, r, device)) {
     LaunchPlan& plan = plans.emplace_back();
     plan.spec = spec(kHistogramCluster);
     plan.spec.fields[F::kMaxThreads] = kHistogramClusterThreads;
@@ -213,7 +214,7 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
   // Shared-memory counters, one column per lane while a full SM's worth of
   // blocks still fits (fewer columns for more bins), at least one up to the
   // opt-in limit; beyond it, global atomics.
-  const bool single = launches.single_block;
+  const bool single = histc_single_block(x, r, device);
   p.single_block = single;
   p.counts_into_out = into_out;
   LaunchPlan& plan = plans.emplace_back();
@@ -268,15 +269,18 @@ void check_histc(const TensorDesc& x, const HistcRequest& r) {
 // 2.5 ns per atomic on one address); up to 4096 words in all.
 int histogram_global_copies(int64_t bins) { return int(std::max<int64_t>(1, std::min<int64_t>(32, 4096 / bins))); }
 
+bool histc_counts_into_out(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r,
+                           const DeviceInfo& device) {
+  return !histc_in_one_launch(x, out, r, device) && count_kernel_could_add_into_out(x, out, r, device);
+}
+
 bool histc_range_is_automatic(const TensorDesc& x, const HistcRequest& r) {
   // An empty x has no range to find: PyTorch then widens min == max to
   // [min - 1, max + 1] and counts nothing; so does the explicit path.
   return r.min == r.max && x.numel() > 0;
 }
 
-namespace {
-
-bool fits_one_block(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device) {
+bool histc_single_block(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device) {
   // Only values one block streams with vector loads (a few 8-byte ones too): a sliced float64 x of 2^15
   // values took 108 us in one block against PyTorch's 9.6 (sweep seed 11), its loads one element at a time.
   return !histc_range_is_automatic(x, r) && x.numel() <= kSingleBlockValues && x.is_contiguous() &&
@@ -284,8 +288,8 @@ bool fits_one_block(const TensorDesc& x, const HistcRequest& r, const DeviceInfo
          (r.bins + 1) * 4 + kStaticSharedReserve <= device.shared_per_block_optin && g_strategy != 2;
 }
 
-bool fits_one_cluster(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r,
-                      const DeviceInfo& device) {
+bool histc_in_one_cluster(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r,
+                          const DeviceInfo& device) {
   // sm_90's thread-block clusters; an explicit range (an automatic one needs an exchange more, NOTES 29).
   if (device.arch() < 90 || histc_range_is_automatic(x, r) || g_strategy == 2) return false;
   const int64_t weighted_values = x.numel() * (x.element_bytes() > 4 ? 2 : 1);
@@ -297,18 +301,6 @@ bool fits_one_cluster(const TensorDesc& x, const TensorDesc& out, const HistcReq
   return cluster_shared_bytes(r.bins, 1) + kStaticSharedReserve <= device.shared_per_block_optin;
 }
 
-}  // namespace
-
-HistcLaunches histc_launches(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r,
-                             const DeviceInfo& device) {
-  HistcLaunches l;
-  l.automatic = histc_range_is_automatic(x, r);
-  l.cluster = fits_one_cluster(x, out, r, device);
-  l.single_block = !l.cluster && fits_one_block(x, r, device);
-  l.counts_into_out = !l.one_launch() && count_kernel_could_add_into_out(x, out, r, device);
-  return l;
-}
-
 size_t histc_zeroed_words(int64_t bins, bool automatic) {
   return automatic ? 0 : size_t(kHistogramHeaderWords + int64_t(histogram_global_copies(bins)) * bins);
 }
@@ -317,9 +309,8 @@ size_t histc_scratch_words(int64_t bins) {
   return histc_zeroed_words(bins, false) + 3 * size_t(kHistogramMaxRangeBlocks);
 }
 
-void plan_histc(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r, const HistcLaunches& launches,
-                unsigned long long* scratch, const DeviceInfo& device, IndexErrorSlot* error_slot,
-                std::vector<LaunchPlan>& plans) {
+void plan_histc(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r, unsigned long long* scratch,
+                const DeviceInfo& device, IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans) {
   IterationSpace s;
   s.operands = 1;
   s.ndim = x.ndim;
@@ -338,16 +329,16 @@ void plan_histc(const TensorDesc& x, const TensorDesc& out, const HistcRequest& 
   if (s.ndim == 1 && s.strides[0][0] == 1) {
     int vec = 16 / bytes;
     while (vec > 1 && reinterpret_cast<uintptr_t>(x.data) % uintptr_t(vec * bytes) != 0) vec /= 2;
-    return plan_with_dims<0>(x, out, r, launches, s, vec, scratch, device, error_slot, plans);
+    return plan_with_dims<0>(x, out, r, s, vec, scratch, device, error_slot, plans);
   }
   if (s.ndim > kMaxDims)
     throw value_error("x: at most " + std::to_string(kMaxDims) + " dimensions after merging contiguous ones (got " +
                       std::to_string(s.ndim) + ")");
   switch (s.ndim) {
-    case 1: return plan_with_dims<1>(x, out, r, launches, s, 1, scratch, device, error_slot, plans);
-    case 2: return plan_with_dims<2>(x, out, r, launches, s, 1, scratch, device, error_slot, plans);
-    case 3: return plan_with_dims<3>(x, out, r, launches, s, 1, scratch, device, error_slot, plans);
-    default: return plan_with_dims<kMaxDims>(x, out, r, launches, s, 1, scratch, device, error_slot, plans);
+    case 1: return plan_with_dims<1>(x, out, r, s, 1, scratch, device, error_slot, plans);
+    case 2: return plan_with_dims<2>(x, out, r, s, 1, scratch, device, error_slot, plans);
+    case 3: return plan_with_dims<3>(x, out, r, s, 1, scratch, device, error_slot, plans);
+    default: return plan_with_dims<kMaxDims>(x, out, r, s, 1, scratch, device, error_slot, plans);
   }
 }
 

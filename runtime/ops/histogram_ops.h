@@ -31,29 +31,32 @@ bool histc_range_is_automatic(const TensorDesc& x, const HistcRequest& r);
 size_t histc_scratch_words(int64_t bins);
 size_t histc_zeroed_words(int64_t bins, bool automatic);
 
-// How a histc call runs, chosen once a call (histc_launches) and read by the
-// binding (what to zero before the launches) and by plan_histc:
-// - cluster: one sm_90 cluster of blocks counts x and writes out itself (an
-//   explicit range, a small x, a row of bins per block in shared memory and,
-//   where the count kernel could add into out, many bins for the values);
-// - single_block: one block does (an explicit range, a tiny x);
-// - otherwise the count kernel (after the range kernel for an automatic
-//   range), whose blocks add their counts straight into out where
-//   counts_into_out (counters in shared memory, an output whose adds of
-//   integer counts are exact: float32 for x under 2^24 values, float64,
-//   int32, int64; zeroed first by a memset for an explicit range into a
-//   contiguous out, or by the range kernel; 12.4 -> 8.1 us for 406817
-//   float32 values on the H100, NOTES 77) or hand them to its last block.
-// One launch (cluster or single block) and counts into out need no scratch.
-struct HistcLaunches {
-  bool automatic = false;
-  bool cluster = false;
-  bool single_block = false;
-  bool counts_into_out = false;
-  bool one_launch() const { return cluster || single_block; }
-};
-HistcLaunches histc_launches(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r,
-                             const DeviceInfo& device);
+// True when one block counts x and writes the output itself: an explicit
+// range, a small x, bins that fit in shared memory. Then nothing is zeroed
+// before the launch and it is the only one.
+bool histc_single_block(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device);
+
+// True when one cluster of blocks (sm_90 and newer) counts x and writes the
+// output itself: an explicit range, a small x, a row of bins per block that
+// fits in shared memory, and (where the count kernel could add into `out`)
+// many bins for the values. Then, as for a single block, no scratch.
+bool histc_in_one_cluster(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r,
+                          const DeviceInfo& device);
+
+// Either of the two: one launch that needs no scratch.
+inline bool histc_in_one_launch(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r,
+                                const DeviceInfo& device) {
+  return histc_in_one_cluster(x, out, r, device) || histc_single_block(x, r, device);
+}
+
+// True when the count kernel's blocks add their counts straight into `out`
+// (no scratch counts, no last block summing them: 12.4 -> 8.1 us for 406817
+// float32 values on the H100, NOTES 77): counts in shared memory, outputs that
+// add integers exactly (float32 for x under 2^24 values, float64, int32,
+// int64), zeroed before the count kernel by a memset (explicit range, a
+// contiguous out) or by the range kernel (automatic range, any out).
+bool histc_counts_into_out(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r,
+                           const DeviceInfo& device);
 
 // Strategy override for measurement: 0 heuristic, 1 shared memory, 2 global.
 void set_histogram_strategy(int strategy);
@@ -62,8 +65,7 @@ void set_histc_cluster_limits(int64_t dense_bytes, int64_t strided_values);
 
 // Appends the launches: range (when automatic), then count; or the one
 // launch of a single block or cluster.
-void plan_histc(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r, const HistcLaunches& launches,
-                unsigned long long* scratch, const DeviceInfo& device, IndexErrorSlot* error_slot,
-                std::vector<LaunchPlan>& plans);
+void plan_histc(const TensorDesc& x, const TensorDesc& out, const HistcRequest& r, unsigned long long* scratch,
+                const DeviceInfo& device, IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans);
 
 }  // namespace jitops
