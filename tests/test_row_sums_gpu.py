@@ -102,6 +102,18 @@ def test_scatter_add_with_an_index_expanded_along_rows(forced, dtype, index_dtyp
         check_float(self_t, ref, bound, dtype)
 
 
+def index_add_rows_and_check(rng, idx, idx_h, destinations, rows, width, dtype):
+    """index_add_ of `rows` random rows into `destinations` through `idx` (idx_h on the host), on the row
+    sums, against the float64 reference within its rounding bound."""
+    self_t = device_tensor(rng, (destinations, width), dtype, "contiguous")
+    src_t = device_tensor(rng, (rows, width), dtype, "contiguous")
+    assert uses_row_sums(jitops.index_add_, self_t, 0, idx, src_t)
+    before = host(self_t)
+    jitops.index_add_(self_t, 0, idx, src_t)
+    ref, bound = accumulate_reference(before, idx_h, host(src_t), dtype)
+    check_float(self_t, ref, bound, dtype)
+
+
 @pytest.fixture(params=[(4, 8), (2, 4), (8, 1), (16, 16), (32, 4)], ids=lambda s: "in_flight {} warps {}".format(*s))
 def sum_shape(request):
     _core._set_row_sum_shape(*request.param)
@@ -119,13 +131,7 @@ def test_sum_spans_batches_and_lane_groups(forced, sum_shape, dtype, width):
     idx_h = rng.integers(0, destinations, rows)
     idx_h[rows // 2: rows // 2 + 3000] = 17  # one long run across warps' spans
     idx = torch.from_numpy(idx_h).to(DEVICE)
-    self_t = device_tensor(rng, (destinations, width), dtype, "contiguous")
-    src_t = device_tensor(rng, (rows, width), dtype, "contiguous")
-    assert uses_row_sums(jitops.index_add_, self_t, 0, idx, src_t)
-    before = host(self_t)
-    jitops.index_add_(self_t, 0, idx, src_t)
-    ref, bound = accumulate_reference(before, idx_h, host(src_t), dtype)
-    check_float(self_t, ref, bound, dtype)
+    index_add_rows_and_check(rng, idx, idx_h, destinations, rows, width, dtype)
 
 
 def test_chosen_by_default_on_the_bench_scatter_add_only():
@@ -163,13 +169,7 @@ def test_hot_buckets_sorted_in_batches(forced, dtype, rows):
     spread = rng.random(rows) < 0.05
     idx_h[spread] = rng.integers(0, destinations, int(spread.sum()))
     idx = torch.from_numpy(idx_h.astype("int64")).to(DEVICE)
-    self_t = device_tensor(rng, (destinations, width), dtype, "contiguous")
-    src_t = device_tensor(rng, (rows, width), dtype, "contiguous")
-    assert uses_row_sums(jitops.index_add_, self_t, 0, idx, src_t)
-    before = host(self_t)
-    jitops.index_add_(self_t, 0, idx, src_t)
-    ref, bound = accumulate_reference(before, idx_h, host(src_t), dtype)
-    check_float(self_t, ref, bound, dtype)
+    index_add_rows_and_check(rng, idx, idx_h, destinations, rows, width, dtype)
 
 
 @pytest.mark.parametrize("index_dtype", ["int64", "int32"])
@@ -181,13 +181,7 @@ def test_many_chunks_and_buckets(forced, rows, destinations, width, index_dtype)
     idx_h = rng.integers(0, destinations, rows)
     idx_h[::7] = destinations - 1
     idx = torch.from_numpy(idx_h.astype(index_dtype)).to(DEVICE)
-    self_t = device_tensor(rng, (destinations, width), "float32", "contiguous")
-    src_t = device_tensor(rng, (rows, width), "float32", "contiguous")
-    assert uses_row_sums(jitops.index_add_, self_t, 0, idx, src_t)
-    before = host(self_t)
-    jitops.index_add_(self_t, 0, idx, src_t)
-    ref, bound = accumulate_reference(before, idx_h, host(src_t), "float32")
-    check_float(self_t, ref, bound, "float32")
+    index_add_rows_and_check(rng, idx, idx_h, destinations, rows, width, "float32")
 
 
 @pytest.mark.parametrize("index_dtype", ["int64", "int32"])
