@@ -57,6 +57,54 @@ std::string pack_type(const std::string& t, int pack) {
   return "jitops::Pack<" + t + ", " + std::to_string(pack) + ">";
 }
 
+// The dense loop with U packs a thread: a block takes U * blockDim consecutive
+// packs (thread t: t + u * blockDim, coalesced), every load issued before the
+// first use. One array operand moving 16 bytes a pack otherwise has half of
+// PyTorch's bytes in flight a thread (its unrolled loop: 4 elements), and
+// mid-size calls wait on DRAM (NOTES 79).
+std::string dense_unrolled_loop(const ElementwiseOperandsText& text, int pack, int unroll, int offset_bits,
+                                const std::function<bool(int)>& uniform) {
+  const int inputs = text.inputs, operands = text.operands;
+  const bool load_outputs = text.load_outputs;
+  const std::string p_ = std::to_string(pack);
+  auto name = operand_name;
+  auto type = [&](int k) { return pack > 1 ? pack_type(text.types[k], pack) : text.types[k]; };
+  auto at = [&](int k) {
+    return pack > 1 ? "*reinterpret_cast<" + std::string(k < inputs ? "const " : "") + type(k) + "*>(" +
+                          text.pointer(k) + " + q * " + p_ + ")"
+                    : text.pointer(k) + "[q]";
+  };
+  auto moves = [&](int k) { return !text.scalar(k) && !(k < inputs && uniform(k)); };
+  const std::string head = "#pragma unroll\n    for (int u = 0; u < U; ++u) {\n"
+                           "      const L q = q0 + L(u) * blockDim.x;\n"
+                           "      if (q >= L(packs)) break;\n";
+  // 32-bit counting where every element's number fits (n < 2^31): fewer registers a pack.
+  std::string b = std::string("  typedef ") + (offset_bits == 32 ? "uint32_t" : "int64_t") + " L;\n" +
+                  "  constexpr int U = " + std::to_string(unroll) + ";\n"
+                  "  for (L q0 = L(blockIdx.x) * blockDim.x * U + threadIdx.x; q0 < L(packs);\n"
+                  "       q0 += L(gridDim.x) * blockDim.x * U) {\n";
+  for (int k = 0; k < operands; ++k)
+    if (moves(k) && text.reads(k)) b += "    " + type(k) + " " + name("v", k) + "[U];\n";
+  b += head;
+  for (int k = 0; k < operands; ++k)
+    if (moves(k) && text.reads(k)) b += "      " + name("v", k) + "[u] = " + at(k) + ";\n";
+  b += "    }\n" + head;
+  for (int k = inputs; k < operands; ++k)
+    if (!load_outputs) b += "      " + type(k) + " " + name("v", k) + "_{};\n";
+  auto arg = [&](int k, const std::string& lane) {
+    if (k < inputs && uniform(k)) return name("u", k);
+    return (k >= inputs && !load_outputs ? name("v", k) + "_" : name("v", k) + "[u]") + lane;
+  };
+  if (pack > 1)
+    b += "#pragma unroll\n      for (int l = 0; l < " + p_ + "; ++l) " +
+         text.call([&](int k) { return arg(k, ".v[l]"); }) + "\n";
+  else
+    b += "      " + text.call([&](int k) { return arg(k, ""); }) + "\n";
+  for (int k = inputs; k < operands; ++k)
+    b += "      " + at(k) + " = " + (load_outputs ? name("v", k) + "[u]" : name("v", k) + "_") + ";\n";
+  return b + "    }\n  }\n";
+}
+
 std::string elementwise_body(const KernelSpec& s) {
   using F = ElementwiseSpecFields;
   const auto& f = s.fields;
@@ -136,9 +184,12 @@ std::string elementwise_body(const KernelSpec& s) {
       if (uniform(k) && !scalar(k))
         src += "  const " + std::string(types[k]) + " " + name("u", k) + " = " + ptr(k) + "[0];\n";
     const std::string p_ = std::to_string(pack);
-    src += "  const int64_t packs = p.n / " + p_ + ";\n"
-           "  for (int64_t q = jitops::global_thread(); q < packs; q += jitops::grid_threads()) {\n" +
-           item([&](int) { return "q * " + p_; }, pack > 1, "    ") + "  }\n";
+    src += "  const int64_t packs = p.n / " + p_ + ";\n";
+    if (f[F::kUnroll] > 1)
+      src += dense_unrolled_loop(text, pack, f[F::kUnroll], f[F::kOffsetBits], uniform);
+    else
+      src += "  for (int64_t q = jitops::global_thread(); q < packs; q += jitops::grid_threads()) {\n" +
+             item([&](int) { return "q * " + p_; }, pack > 1, "    ") + "  }\n";
     if (pack > 1) {
       src += "  // The tail, fewer than one pack, in the same launch.\n"
              "  const int64_t i = packs * " + p_ + " + jitops::global_thread();\n"

@@ -214,13 +214,13 @@ std::vector<LaunchTuning> tuning_candidates(KernelFamily family) {
       add(256, 4, 16, 8);
       add(256, 4, 16, 4);
       break;
-    // unroll: items in flight a thread in strided layouts (dense ones ignore it); tiled layouts take a tile of
+    // unroll: items (dense layouts: packs) in flight a thread; tiled layouts take a tile of
     // 4 elements a thread, so threads choose the tile (256: 32 x 32, 1024: 64 x 64), unroll and vector unused
     case KernelFamily::Elementwise:
       for (int threads : {128, 256, 512, 1024})
         for (int waves : {4, 8, 32})
           for (int vector : {16, 8})
-            for (int unroll : {1, 4}) add(threads, unroll, waves, vector);
+            for (int unroll : {1, 2, 4}) add(threads, unroll, waves, vector);
       break;
     case KernelFamily::Upsample:
       for (int threads : {128, 256, 512})

@@ -27,6 +27,29 @@ def test_dense_operands_move_in_16_byte_packs(fresh_cache, dtype, pack):
     assert k["grid"][0] == min((1 << 20) // pack // 256, 132 * 8 * 32)
 
 
+@pytest.mark.parametrize("x,y,n,unroll", [
+    ("int64", 7, 2_076_263, 2),          # one 16-byte operand: two packs a thread, 32 bytes of loads in flight
+    ("float16", 0.5, 4_000_001, 2),
+    ("int64", 7, 131_072, 0),            # under two blocks an SM at two packs: one pack a thread
+    ("float32", 2.0, 1 << 24, 0),        # full 16-byte loads past ~4 waves: one pack a thread
+    ("float32", "float32", 1 << 22, 0),  # two operands already load 32 bytes a pack
+    ("uint8", 2.5, 1 << 24, 2),          # 4-byte loads (float32 stores narrow the pack), at any size; at most
+                                         # 64 bytes loaded and stored a thread
+    ("uint8", "uint8[1]", 1 << 24, 2),   # a one-element operand is read once, before the loop
+])
+def test_dense_loop_takes_packs_a_thread_by_the_bytes_it_moves(fresh_cache, x, y, n, unroll):
+    other = y if not isinstance(y, str) else V([n], "uint8", strides=[0]) if y.endswith("[1]") else V([n], y)
+    (k,) = explain("add", V([n], x), other)
+    assert k["spec"]["dims"] == 0 and k["spec"]["unroll"] == unroll
+    u = max(1, unroll)
+    assert k["grid"][0] == -(-max(1, n // k["spec"]["pack"]) // (256 * u))
+    if unroll:
+        assert k["spec"]["offset"] == 32 and f"constexpr int U = {unroll};" in k["source"] and k["local_bytes"] == 0
+    (forced,), _ = _core._tuning_run(lambda: explain("add", V([n], x), other), "threads=128 unroll=4 waves=1 vector=16")
+    # forced: 4 packs a thread, a grid of one wave at most (the loop goes over several chunks where it is less)
+    assert forced["spec"]["unroll"] == 4 and forced["grid"][0] <= -(-max(1, n // forced["spec"]["pack"]) // 512)
+
+
 def fields(k):
     return {name: k["spec"][name] for name in ("pack", "dims", "offset", "uniform")}
 

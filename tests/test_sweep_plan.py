@@ -109,6 +109,26 @@ def test_ceiling_is_pytorchs_time_over_the_copy_floor_or_the_launch():
     assert f"| take | 2 | 1.10x | {s['take']['ceiling']:.2f}x | 100% |" in md and "empty jitops launch 4.00 us" in md
 
 
+def test_latency_ceiling_takes_each_familys_chain_of_reads():
+    """A gather's shortest call is two dependent reads, any other family's one: each case counts PyTorch's time
+    over max(copy floor, its family's chain); the markdown names both chains' times and adds the column."""
+    rows = [{"family": "take", "case": "small", "speedup": 1.2, "jitops_us": 5.0, "torch_us": 6.0, "floor_us": 0.1},
+            {"family": "take", "case": "big", "speedup": 1.0, "jitops_us": 40.0, "torch_us": 40.0, "floor_us": 32.0},
+            {"family": "index_fill_", "case": "f", "speedup": 1.1, "jitops_us": 5.0, "torch_us": 5.5,
+             "floor_us": 0.2}]
+    chains = {"one_read": 4.5, "two_reads": 5.0}
+    s = summarize(rows, launch_us=4.0, chain_floors=chains)
+    assert s["take"]["latency_ceiling"] == pytest.approx(((6.0 / 5.0) * (40.0 / 32.0)) ** 0.5)
+    assert s["index_fill_"]["latency_ceiling"] == pytest.approx(5.5 / 4.5)
+    assert s["index_fill_"]["ceiling"] == pytest.approx(5.5 / 4.0)
+    assert s["all"]["latency_ceiling"] == pytest.approx((6.0 / 5.0 * 40.0 / 32.0 * 5.5 / 4.5) ** (1 / 3))
+    assert summarize(rows, launch_us=4.0)["take"]["latency_ceiling"] is None
+    md = markdown({"seed": 1, "per_family": 2, "gpu": "G", "torch": "t", "date": "d", "copy_bandwidth_Bps": 3e12,
+                   "launch_us": 4.0, "chain_floors_us": chains, "summary": s, "cases": rows})
+    assert f"| {s['take']['latency_ceiling']:.2f}x |" in md and "two dependent reads then a store 5.00 us" in md
+    assert "latency ceiling" in "\n".join(summary_lines(s, 1))
+
+
 def test_pytorch_references_run_for_small_cases_on_the_cpu():
     """Each family's PyTorch side (operands, reference, int64 indices where PyTorch wants them, the check) runs;
     PyTorch may refuse a dtype on the CPU, never with anything but RuntimeError/NotImplementedError."""

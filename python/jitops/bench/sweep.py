@@ -237,9 +237,24 @@ def ceiling(timed, launch_us):
     return _geomean(r["torch_us"] / max(r["floor_us"], launch_us) for r in timed)
 
 
-def summarize(rows, launch_us=None):
+# The memory reads, one waiting on the other, that an op of each family makes before its first store, after
+# the L2 flush (Timer.chain_floors_us): a gather reads its index, then the element it names; every other
+# family reads one operand (an elementwise input, a fill's or a scatter's index) before it stores.
+CHAINS = {"index_select": "two_reads", "take": "two_reads", "gather": "two_reads"}
+
+
+def latency_ceiling(timed, chain_floors):
+    """As `ceiling`, with each case's shortest call the family's chain of reads (`chain_floors`, from
+    Timer.chain_floors_us) rather than an empty launch: PyTorch's time over max(copy floor, that chain)."""
+    if not chain_floors or not timed or any("floor_us" not in r for r in timed):
+        return None
+    return _geomean(r["torch_us"] / max(r["floor_us"], chain_floors[CHAINS.get(r["family"], "one_read")])
+                    for r in timed)
+
+
+def summarize(rows, launch_us=None, chain_floors=None):
     """Per family: cases timed, geomean speedup, worst case, share at >= 0.97x, failures and skips, and the
-    ceiling (above) where `launch_us`, an empty launch's time, is given."""
+    ceilings (above) where `launch_us`, an empty launch's time, and `chain_floors` are given."""
     summary = {}
     for family in FAMILIES:
         mine = [r for r in rows if r["family"] == family]
@@ -251,6 +266,7 @@ def summarize(rows, launch_us=None):
         if timed:
             entry["geomean"] = _geomean(r["speedup"] for r in timed)
             entry["ceiling"] = ceiling(timed, launch_us)
+            entry["latency_ceiling"] = latency_ceiling(timed, chain_floors)
             worst = min(timed, key=lambda r: r["speedup"])
             entry["worst"] = {"case": worst["case"], "speedup": worst["speedup"], "jitops_us": worst["jitops_us"],
                               "torch_us": worst["torch_us"]}
@@ -263,6 +279,7 @@ def summarize(rows, launch_us=None):
     if timed:
         summary["all"] = {"cases": len(timed),
                           "geomean": _geomean(r["speedup"] for r in timed), "ceiling": ceiling(timed, launch_us),
+                          "latency_ceiling": latency_ceiling(timed, chain_floors),
                           "below_0.97": sum(1 for r in timed if r["speedup"] < NOISE_BAND),
                           "failed": sum(1 for r in rows if not r.get("correct", True)),
                           "worst": min(r["speedup"] for r in timed)}
@@ -288,32 +305,40 @@ def summary_lines(summary, seed):
     bounds = [f"{f} {e['ceiling']:.2f}x" for f, e in summary.items() if e.get("ceiling")]
     if bounds:
         lines.append("ceiling (PyTorch over max(copy floor, empty launch)): " + ", ".join(bounds))
+    bounds = [f"{f} {e['latency_ceiling']:.2f}x" for f, e in summary.items() if e.get("latency_ceiling")]
+    if bounds:
+        lines.append("latency ceiling (PyTorch over max(copy floor, the family's dependent reads)): " + ", ".join(bounds))
     return lines
 
 
 def markdown(report):
     """The sweep's summary and its slowest cases as Markdown, for benchmarks/RESULTS.md."""
-    launch = report.get("launch_us")
+    launch, chains = report.get("launch_us"), report.get("chain_floors_us")
     lines = [f"Sweep, seed {report['seed']}, {report['per_family']} cases a family: {report['gpu']}, PyTorch "
              f"{report['torch']}, {report['date']}, copy {report['copy_bandwidth_Bps'] / 1e12:.2f} TB/s"
-             + (f", empty jitops launch {launch:.2f} us" if launch else "") + ".", "",
+             + (f", empty jitops launch {launch:.2f} us" if launch else "")
+             + (f", one read then a store {chains['one_read']:.2f} us, two dependent reads then a store "
+                f"{chains['two_reads']:.2f} us" if chains else "") + ".", "",
              "Ceiling: PyTorch's time over max(copy floor, empty launch), in geomean: what moving only each "
-             "case's minimum bytes at copy speed, in the shortest call, would reach.", "",
-             "| family | cases | geomean | ceiling | at >= 0.97x | failed | worst case | worst |",
-             "|---|---:|---:|---:|---:|---:|---|---:|"]
+             "case's minimum bytes at copy speed, in the shortest call, would reach. Latency ceiling: the same "
+             "with the shortest call that makes the family's reads, one waiting on the other, after the L2 "
+             "flush (a gather: its index, then the element; any other family: one read before its store).", "",
+             "| family | cases | geomean | ceiling | at >= 0.97x | failed | worst case | worst | latency ceiling |",
+             "|---|---:|---:|---:|---:|---:|---|---:|---:|"]
 
-    def bound(e):
-        return f"{e['ceiling']:.2f}x" if e.get("ceiling") else "-"
+    def bound(e, key="ceiling"):
+        return f"{e[key]:.2f}x" if e.get(key) else "-"
 
     for family, e in report["summary"].items():
         if family == "all" or "geomean" not in e:
             continue
         lines.append(f"| {family} | {e['cases']} | {e['geomean']:.2f}x | {bound(e)} | {100 * e['at_least_0.97']:.0f}% | "
-                     f"{e['failed']} | {e['worst']['case']} | {e['worst']['speedup']:.2f}x |")
+                     f"{e['failed']} | {e['worst']['case']} | {e['worst']['speedup']:.2f}x | "
+                     f"{bound(e, 'latency_ceiling')} |")
     a = report["summary"].get("all")
     if a:
         lines.append(f"| all | {a['cases']} | {a['geomean']:.2f}x | {bound(a)} | {a['cases'] - a['below_0.97']} of "
-                     f"{a['cases']} | {a['failed']} | | {a['worst']:.2f}x |")
+                     f"{a['cases']} | {a['failed']} | | {a['worst']:.2f}x | {bound(a, 'latency_ceiling')} |")
     slow = sorted((r for r in report["cases"] if "speedup" in r), key=lambda r: r["speedup"])[:10]
     if slow:
         lines += ["", "Slowest cases against PyTorch:", "", "| case | jitops us | PyTorch us | speedup | % of copy |",
@@ -331,6 +356,7 @@ def run_sweep(torch, device, args):
     timer = Timer(torch, device)
     timer.bandwidth = timer.copy_bandwidth()
     launch_us = timer.empty_launch_us()
+    chain_floors = timer.chain_floors_us()
     cases = draw_cases(args.seed, args.cases, args.filter)
     rows = []
     print(f"sweep seed {args.seed}: {len(cases)} cases; copy {timer.bandwidth / 1e12:.2f} TB/s")
@@ -348,12 +374,13 @@ def run_sweep(torch, device, args):
             progress.update()
             if i % 16 == 15:
                 torch.cuda.empty_cache()
-    summary = summarize(rows, launch_us)
+    summary = summarize(rows, launch_us, chain_floors)
     for line in summary_lines(summary, args.seed):
         print(line)
     return {"seed": args.seed, "per_family": args.cases, "gpu": torch.cuda.get_device_name(device),
             "torch": torch.__version__, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "copy_bandwidth_Bps": timer.bandwidth, "launch_us": launch_us, "summary": summary, "cases": rows}
+            "copy_bandwidth_Bps": timer.bandwidth, "launch_us": launch_us, "chain_floors_us": chain_floors,
+            "summary": summary, "cases": rows}
 
 
 def main(args):

@@ -60,6 +60,24 @@ class Timer:
         kernel = jitops.RawKernel('extern "C" __global__ void jitops_empty() {}', "jitops_empty")
         return self.median_us(lambda: kernel((1,), (32,), ()), reps=reps)  # the stream the ops take
 
+    def chain_floors_us(self, reps=100):
+        """The shortest calls that read memory the L2 flush has emptied before they write: {"one_read":
+        out[0] = x[0] (an elementwise op, a fill or a scatter must read something before its store or atomic),
+        "two_reads": out[0] = x[idx[0]] (a gather reads its index, then the element it names)}. One thread,
+        one launch each: no op of that kind, in any library, can take less (NOTES 79)."""
+        import jitops
+
+        torch = self.torch
+        one = jitops.RawKernel('extern "C" __global__ void jitops_one_read(const long long* x, long long* out)'
+                               " { out[0] = x[0]; }", "jitops_one_read")
+        two = jitops.RawKernel('extern "C" __global__ void jitops_two_reads(const long long* idx, const long long* x,'
+                               " long long* out) { out[0] = x[idx[0]]; }", "jitops_two_reads")
+        idx = torch.full((1024,), 7, dtype=torch.int64, device=self.device)
+        x = torch.arange(1024, dtype=torch.int64, device=self.device)
+        out = torch.empty(1, dtype=torch.int64, device=self.device)
+        return {"one_read": self.median_us(lambda: one((1,), (1,), (x, out)), reps=reps),
+                "two_reads": self.median_us(lambda: two((1,), (1,), (idx, x, out)), reps=reps)}
+
     def copy_us(self, nbytes, reps=100):
         """Device-to-device copy of an nbytes buffer (nbytes read + nbytes written)."""
         torch = self.torch
