@@ -16,7 +16,12 @@ pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
 DEVICE = "cuda"
-N = (1 << 22) + 5  # past the size where the heuristic unrolls for every dtype; a partial chunk and a tail
+
+
+def unrolled_size(dtype):
+    """600k 16-byte packs and 5 elements: where the heuristic unrolls a full-vector operand (past two blocks an
+    SM at two packs, within ~4 waves of one), with a partial last chunk and a tail of fewer than one pack."""
+    return 600_000 * (16 // torch.empty(0, dtype=getattr(torch, dtype)).element_size()) + 5
 
 
 def unroll_of(fn, *args, **kwargs):
@@ -37,8 +42,9 @@ def random_device(rng, n, dtype):
 @pytest.mark.parametrize("op", ["sub", "maximum"])
 def test_heuristic_unrolls_one_moving_operand(op, dtype, form):
     rng = rng_for("unroll", op, dtype, form)
-    x = random_device(rng, N, dtype)
-    y = 3 if form == "number" else random_device(rng, 1, dtype).expand(N)
+    n = unrolled_size(dtype)
+    x = random_device(rng, n, dtype)
+    y = 3 if form == "number" else random_device(rng, 1, dtype).expand(n)
     fn, torch_fn = getattr(jitops, op), OPS[op][0]
     expected = torch_fn(x, y)
     assert unroll_of(fn, x, y) > 1
