@@ -165,3 +165,17 @@ def test_sass_where_a_disassembler_exists():
     r = spec("index_select", V([100, 64], "float32"), 0, V([9], "int64"))
     sass = r.sass()
     assert "LDG" in sass and "STG" in sass  # the gather's global loads and stores
+
+
+def test_gather_rows_first_where_blocks_running_together_share_reads():
+    """The 2-D gather walks rows first where each row is one index value whose slice is the same along it, the
+    grid spans more than a wave and x more than a quarter of L2, and values must repeat or x is transposed."""
+    regime = lambda *args: spec("index_select", *args)["regime"]  # noqa: E731
+    big = V([32, 5, 131072], "uint32")  # 84 MB
+    assert regime(big, 0, V([97], "int64")) == "2-D, rows first"  # 97 values of 32: repeats
+    assert regime(big, 0, V([31], "int64")) is None  # fewer values than rows: no repeat is certain
+    assert regime(V([32, 5, 4096], "uint32"), 0, V([97], "int64")) is None  # 2.6 MB: x stays in L2
+    assert regime(tr([12289, 2049], "float32", [1, 0]), 0, V([301], "int64")) == "2-D, rows first"
+    assert regime(tr([2049, 2049], "float32", [1, 0]), 0, V([301], "int64")) is None  # 684 blocks: one wave
+    # the index varies along a row (a gather with a full index): columns first
+    assert spec("gather", V([97, 655360], "uint32"), 0, V([300, 655360], "int64"))["regime"] is None
