@@ -50,10 +50,10 @@ std::string scatter_body(const KernelSpec& s) {
                          (f[F::kAlpha] ? "true" : "false") + ", " + std::to_string(f[F::kUnroll]);
     if (dims == 2)
       call = "jitops::scatter_2d<" + element + ", " + index_type + ", " + common + ", " +
-             (f[F::kRunsInLanes] ? "true" : "false") + ">(p);";
+             std::to_string(f[F::kRunsInLanes]) + ">(p);";
     else
       call = "jitops::scatter_linear<" + element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
-             (generic ? "true" : "false") + ", " + common + ">(p);";
+             (generic ? "true" : "false") + ", " + common + ", " + (f[F::kRunsInLanes] ? "true" : "false") + ">(p);";
   }
   return "#include \"scatter.cuh\"\n\n"
          "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"

@@ -15,7 +15,9 @@ struct ScatterSpecFields {
     kAlpha,        // 1: scale the source by alpha (index_add_)
     kUnroll,
     kMaxThreads,
-    kRunsInLanes,  // dims 2: 1 where the index varies along the lanes' dim (neighbouring lanes may share a destination)
+    kRunsInLanes,  // whether lanes may share a destination. Dims 2: 0 no, 1 yes (compare-and-swap ops
+                   // combine runs and peers), 2 adds combine runs too (lane_runs_2d in scatter_plan.cpp);
+                   // the linear walk: 1 unless its innermost dim moves self and spans a warp
   };
 };
 

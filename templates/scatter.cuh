@@ -319,8 +319,9 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
 
 // Pass 2 and 3 for Unroll units whose index loads are done.
 // `position_of(k)` gives unit k's position in the index, for the report.
-// LanesShareRows: a warp's lanes walk the units in order (the linear walk), so
-// sorted indices put runs in it; in the 2-D walk its lanes take columns of a
+// LanesShareRows: a warp's lanes walk the units in order (the linear walk,
+// where the planner finds they may share a destination), so sorted indices
+// put runs in it; in the 2-D walk its lanes take columns of a
 // row, whose destinations differ, and combining adds only cost (int32 rows of
 // 64: 0.97x against 1.00x without). RunsInLanes (2-D walk): the index varies
 // along the columns, so neighbouring lanes may share a destination and
@@ -330,7 +331,7 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
 // geomean, NOTES 73), while full indices along the lanes need it (float64
 // products along dim 1: 25 -> 42 us without).
 template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, bool LanesShareRows,
-          bool RunsInLanes, typename P, typename PositionOf>
+          bool RunsInLanes, bool AddsCombineRuns, typename P, typename PositionOf>
 __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Unroll], const IndexT (&raw)[Unroll],
                                               const typename P::Stride (&off)[Unroll][4], PositionOf position_of) {
   typedef typename P::Stride Stride;
@@ -402,8 +403,12 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
   // in geomean, 1.18x with their index made 8 hot values; NOTES 77).
   constexpr bool kCombinesPeers = (LanesShareRows && (IsCasOp<T, Op>::value || (Op == kScatterAdd && IsNarrowFloat<T>::value))) ||
                                   (RunsInLanes && IsCasOp<T, Op>::value);
-  constexpr bool kCombinesRuns =
-      (RunsInLanes && IsCasOp<T, Op>::value) || (LanesShareRows && CombinesNativeRuns<T, Op>::value);
+  // AddsCombineRuns (the 2-D walk, where the planner says so): adds too combine their runs. A sorted full
+  // index names one destination for most of a row, so a warp's lanes all added to one element, each its own
+  // atomic, serialized in L2 (bfloat16 of (6737x1639) sorted along dim 1, ~1639 terms a destination: 871 us
+  // against PyTorch's 519; combined, 81.5 us).
+  constexpr bool kCombinesRuns = (RunsInLanes && IsCasOp<T, Op>::value) || (AddsCombineRuns && Op == kScatterAdd) ||
+                                 (LanesShareRows && CombinesNativeRuns<T, Op>::value);
   if constexpr (Vec == 1 && kCombinesRuns) combine_runs<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
   if constexpr (Vec == 1 && kCombinesPeers) combine_peers<T, Op, Unroll, false>(p, valid, bad, raw, off, src, merged);
   if constexpr (Vec == 1 && kCombinesHotPeers) {
@@ -422,7 +427,14 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
     if (bad[k]) report_bad_index(p.error, position_of(k), (int64_t)raw[k], p.axis_size, p.op_code);
 }
 
-template <typename T, typename IndexT, int Dims, bool Generic, int Op, int Vec, bool HasAlpha, int Unroll, typename P>
+// LanesMayShare: whether two of a warp's 32 consecutive units can name one
+// destination; the planner rules it out where the innermost dim is not the
+// indexed one (self moves along it) and spans a warp, so the lanes' units
+// differ there. Their tests (a shuffle and a vote, a match for 16-bit float
+// adds) then go: bfloat16 of a random index in [0, 4) along dim 1 of
+// (1024x4x2048) matched every warp for nothing.
+template <typename T, typename IndexT, int Dims, bool Generic, int Op, int Vec, bool HasAlpha, int Unroll,
+          bool LanesMayShare, typename P>
 __device__ __forceinline__ void scatter_linear(const P& p) {
   typedef typename P::Linear Linear;
   typedef typename P::Stride Stride;
@@ -441,13 +453,16 @@ __device__ __forceinline__ void scatter_linear(const P& p) {
         raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]);
       }
     }
-    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, true, true>(p, valid, raw, off, [&](int k) {
+    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, LanesMayShare, LanesMayShare, false>(
+        p, valid, raw, off, [&](int k) {
       return index_position(p, base + (Linear)k * blockDim.x);
     });
   }
 }
 
-template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, bool RunsInLanes, typename P>
+// LaneRuns: 0, the index is the same along a row; 1, it varies along the
+// lanes (compare-and-swap ops combine runs and peers); 2, adds combine runs too.
+template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, int LaneRuns, typename P>
 __device__ __forceinline__ void scatter_2d(const P& p) {
   typedef typename P::Linear Linear;
   typedef typename P::Stride Stride;
@@ -480,7 +495,8 @@ __device__ __forceinline__ void scatter_2d(const P& p) {
       off[k][3] = col_off[3] + row * p.counts_strides[0];
       raw[k] = valid[k] ? load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]) : IndexT(0);
     }
-    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, false, RunsInLanes>(p, valid, raw, off, [&](int k) {
+    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, false, (LaneRuns >= 1), (LaneRuns == 2)>(
+        p, valid, raw, off, [&](int k) {
       return (int64_t)(base + (Linear)k * blockDim.y) * p.index_positions[0] + (int64_t)col * p.index_positions[1];
     });
   }

@@ -548,3 +548,69 @@ def test_a_self_past_half_the_l2_in_its_own_order(dtype):
     ref = before.copy()
     ref[:, :, idx] = src_h
     np.testing.assert_array_equal(host(self_t), ref)
+
+
+ADD_DTYPES = ["float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64"]
+
+
+@pytest.mark.parametrize("kind", ["sorted", "repeated", "random"])
+@pytest.mark.parametrize("dtype", ADD_DTYPES)
+def test_two_d_adds_along_a_sorted_row_combine_their_runs(dtype, kind):
+    """Adds through a full index along dim 1 of wide rows (the 2-D walk with a warp in one row, lane_runs 2):
+    a sorted index names one destination for most of a row, and each run of lanes adds once. scatter_add_
+    from a source sliced with a step, index_add_ with alpha along dim 1, and scatter_reduce_ sum and mean."""
+    rng = np.random.default_rng(seed("2-D runs", dtype, kind))
+    rows, cols, dests = 37, 1639, 211
+    flat = rng.integers(0, dests, rows * cols)
+    idx = {"sorted": np.sort(flat), "repeated": rng.choice(rng.integers(0, dests, 5), rows * cols),
+           "random": flat}[kind].reshape(rows, cols)
+    index = torch.from_numpy(idx).to(DEVICE)
+    for reduce, include_self in [("add", True), ("sum", True), ("mean", False)]:
+        self_t = device_tensor(rng, (rows, dests), dtype, "contiguous")
+        src_t = device_tensor(rng, (rows, 3 * cols), dtype, "contiguous")[:, ::3]
+        spec = jitops.explain("scatter_add_", self_t, 1, index, src_t)[-1]["spec"]
+        assert (spec["dims"], spec["lane_runs"]) == (2, 2), spec
+        before, terms = host(self_t), host(src_t)
+        if reduce == "add":
+            jitops.scatter_add_(self_t, 1, index, src_t)
+        else:
+            jitops.scatter_reduce_(self_t, 1, index, src_t, reduce, include_self=include_self)
+        try:
+            expect_reduced(self_t, before, scatter_positions(idx, 1), terms, reduce, include_self, dtype)
+        except AssertionError as e:
+            raise AssertionError(f"reduce={reduce}: {e}") from None
+    # index_add_ along dim 1: one index of cols positions, the same for every row
+    self_t = device_tensor(rng, (rows, dests), dtype, "contiguous")
+    src_t = device_tensor(rng, (rows, 3 * cols), dtype, "contiguous")[:, ::3]
+    row_index = torch.from_numpy(idx[0].copy()).to(DEVICE)
+    assert jitops.explain("index_add_", self_t, 1, row_index, src_t)[-1]["spec"]["lane_runs"] == 2
+    before, terms = host(self_t), host(src_t)
+    jitops.index_add_(self_t, 1, row_index, src_t, alpha=3)
+    pos = scatter_positions(np.broadcast_to(idx[0], (rows, cols)), 1)
+    expect_reduced(self_t, before, pos, 3 * terms, "add", True, dtype)
+
+
+@pytest.mark.parametrize("dtype", ADD_DTYPES)
+def test_linear_walk_whose_lanes_cannot_meet_adds_each_unit(dtype):
+    """Along dim 1 of (64x4x256) through a random full index into 4: the linear walk's lanes take the inner
+    256, where self moves, so no two share a destination and the lanes' tests are left out (lane_runs 0);
+    every add still lands, and the compare-and-swap reductions too."""
+    rng = np.random.default_rng(seed("linear lanes apart", dtype))
+    shape = (64, 4, 256)
+    idx = rng.integers(0, 4, shape)
+    index = torch.from_numpy(idx).to(DEVICE)
+    reduces = [("add", True), ("amax", False)] + ([("prod", True)] if dtype not in EPS else [])
+    for reduce, include_self in reduces:
+        self_t = device_tensor(rng, shape, dtype, "contiguous")
+        src_t = device_tensor(rng, shape, dtype, "contiguous")
+        if reduce == "prod":
+            src_t = src_t.clamp(-1, 1).to(src_t.dtype)
+        passes = jitops.explain("scatter_reduce_", self_t, 1, index, src_t, "sum" if reduce == "add" else reduce,
+                                include_self=include_self)
+        assert passes[-1]["spec"]["dims"] != 2 and passes[-1]["spec"]["lane_runs"] == 0, passes[-1]["spec"]
+        before, terms = host(self_t), host(src_t)
+        if reduce == "add":
+            jitops.scatter_add_(self_t, 1, index, src_t)
+        else:
+            jitops.scatter_reduce_(self_t, 1, index, src_t, reduce, include_self=include_self)
+        expect_reduced(self_t, before, scatter_positions(idx, 1), terms, reduce, include_self, dtype)

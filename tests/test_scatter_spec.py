@@ -360,3 +360,36 @@ def test_compare_and_swap_runs_combine_only_where_lanes_walk_the_index():
     full = jitops.explain("scatter_reduce_", V([85539, 7], "float64"), 1, V([85539, 8], "int64"),
                           V([85539, 8], "float64"), "prod", arch="sm_90")[-1]["spec"]
     assert full["dims"] == 2 and full["lane_runs"] == 1
+
+
+def test_linear_walk_drops_the_lane_tests_where_lanes_cannot_share_a_destination():
+    """The linear walk's lanes take 32 consecutive units: where the innermost dim moves self and spans a warp
+    they differ there, so no two share a destination and the runs' and peers' tests go (lane_runs 0)."""
+    def linear_spec(self_shape, dim, index_shape, src_strides=None):
+        index = V(index_shape, "int64")
+        src = V(index_shape, "bfloat16", strides=src_strides)
+        spec = jitops.explain("scatter_add_", V(self_shape, "bfloat16"), dim, index, src, arch="sm_90")[-1]["spec"]
+        assert spec["dims"] not in (2,), spec
+        return spec["lane_runs"]
+    # along dim 1 of (1024x4x2048) from a transposed src (seed 143): the inner 2048 move self
+    assert linear_spec([1024, 4, 2048], 1, [1024, 4, 2048], src_strides=[1, 2097152, 1024]) == 0
+    # the inner dim is too short for a warp: lanes wrap into the next row
+    assert linear_spec([1024, 4, 20], 1, [1024, 4, 20], src_strides=[1, 20480, 1024]) == 1
+    # a 1-D scatter: every unit picks its destination through the index
+    assert linear_spec([5000], 0, [100000]) == 1
+
+
+def test_two_d_adds_combine_runs_only_along_the_indexed_dim_a_warp_a_row():
+    """The 2-D walk's adds combine runs of one destination (lane_runs 2) where the lanes walk the indexed dim
+    and a warp lies in one row (a sorted full index along dim 1: 1639 terms a destination); narrow rows, whose
+    warps span rows, keep single atomics (1); where self moves along the lanes no two share one (0)."""
+    def spec(op, self_, dim, index, src):
+        s = jitops.explain(op, self_, dim, index, src, arch="sm_90")[-1]["spec"]
+        assert s["dims"] == 2, s
+        return s["lane_runs"]
+    assert spec("scatter_add_", V([6737, 2399], "bfloat16"), 1, V([6737, 1639], "int32"),
+                V([6737, 1639], "bfloat16", strides=[4917, 3])) == 2
+    assert spec("index_add_", V([2097152, 1, 8], "float16"), 2, V([12], "int64"),
+                V([2097152, 1, 12], "float16")) == 1
+    assert spec("scatter_add_", V([2, 1723975], "float64"), 0, V([5, 1723975], "int64"),
+                V([5, 1723975], "float64")) == 0

@@ -1,16 +1,18 @@
 """Times of the sweep cases of some seeds whose planned kernel matches a pattern, jitops beside PyTorch, into
 a JSON file: run once per build and compare two files (`--compare OLD NEW`) for a change no forced
 configuration reproduces (a template's code). Usage:
-  python3 case_times_probe.py FIRST_SEED LAST_SEED FAMILIES PATTERN OUT.json [--grid2d]
+  python3 case_times_probe.py FIRST_SEED LAST_SEED FAMILIES PATTERN OUT.json [--grid2d] [--only KEYS.json]
   python3 case_times_probe.py --compare OLD.json NEW.json
---grid2d keeps launches whose grid has more than one block along both x and y."""
+--grid2d keeps launches whose grid has more than one block along both x and y; --only keeps the cases named
+in a JSON list of "SEED NAME" keys (drawn once with the new build's plans, so that the old build times the
+same cases whatever its own plans say)."""
 import json
 import math
 import re
 import sys
 
 
-def measure(first, last, families, pattern, out, grid2d):
+def measure(first, last, families, pattern, out, grid2d, only=None):
     import torch
 
     from jitops.bench.layouts import build_torch
@@ -22,10 +24,10 @@ def measure(first, last, families, pattern, out, grid2d):
     timer, times = Timer(torch, torch.device("cuda")), {}
     for seed in range(int(first), int(last) + 1):
         for case in draw_cases(seed, 10):
-            if case.family not in families:
+            if case.family not in families or (only is not None and f"{seed} {case.name}" not in only):
                 continue
             try:
-                plans = [r for r in explain_case(case) if pattern.search(r["kernel"])]
+                plans = [r for r in explain_case(case) if only is not None or pattern.search(r["kernel"])]
                 if not plans or (grid2d and not any(r["grid"][0] > 1 and r["grid"][1] > 1 for r in plans)):
                     continue
                 built = build_torch(torch, case.operands, timer.device, seed)
@@ -60,4 +62,5 @@ if __name__ == "__main__":
     if sys.argv[1] == "--compare":
         compare(sys.argv[2], sys.argv[3])
     else:
-        measure(*sys.argv[1:6], grid2d="--grid2d" in sys.argv)
+        only = set(json.load(open(sys.argv[sys.argv.index("--only") + 1]))) if "--only" in sys.argv else None
+        measure(*sys.argv[1:6], grid2d="--grid2d" in sys.argv, only=only)

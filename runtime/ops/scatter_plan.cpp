@@ -275,6 +275,40 @@ void prefer_fewest_sectors(const ScatterProblem& p, int* order) {
   for (int k = 0; k < n; ++k) order[k] = candidate[k];
 }
 
+// Whether two of 32 consecutive units of the linear walk can name one
+// destination. Units that differ in a dim where self moves differ in their
+// destination (self does not overlap itself); 32 consecutive units differ in
+// the innermost dim when it spans a warp. Where they cannot, the lanes' tests
+// go (H100, 57 such plans of seeds 100-143, the better of two runs: 1.06x in
+// geomean; bfloat16 along dim 1 of (1024x4x2048), 150.4 -> 107.8 us, PyTorch
+// 117.6; float16 (16x7x60379) into (16x2x60379) 100.7 -> 52.0).
+bool lanes_may_share(const IterationSpace& s) {
+  const int inner = s.ndim - 1;
+  return s.strides[kSelfOperand][inner] == 0 || s.sizes[inner] < 32;
+}
+
+// The 2-D walk's lanes: 0 where none of a warp's share a destination: the
+// index is the same along a row, or self moves along the lanes' dim and a
+// warp lies in one row (its lanes differ there); 1 where they may, so that
+// compare-and-swap ops combine runs and peers; 2 where adds combine their
+// runs too: the lanes walk the indexed dim, a warp in one row.
+// Seeds 100-143's 2-D adds through a full index, runs combined against not
+// (H100, the better of two runs each): along the indexed dim, a warp in one
+// row, 50 cases 1.16x in geomean, sorted and repeated indices up to 10.5x
+// (seed 142's bfloat16 859 -> 81.5 us, 1639 terms a destination; PyTorch
+// 517), a float16 index_add_ of 106 random values into 32 columns 0.91x;
+// with a warp across rows of 2-12, 0.82-1.31x, most slower (float16
+// (2097152x12) into 8: 130 -> 158 us); where self moves along the lanes no
+// run can form, and the runs' test alone cost 0.88-0.91x (float64
+// (5x1723975) along dim 0: 67.5 -> 76.8 us, registers 48 -> 62).
+int lane_runs_2d(const ScatterProblem& p, const LaunchShape& shape) {
+  const IterationSpace& s = p.space;
+  const bool one_row_a_warp = shape.block[0] >= 32;
+  if (s.strides[kIndexOperand][1] == 0) return 0;
+  if (s.strides[kSelfOperand][1] != 0) return one_row_a_warp || p.op == kScatterAdd ? 0 : 1;
+  return p.op == kScatterAdd && one_row_a_warp ? 2 : 1;
+}
+
 }  // namespace
 
 int64_t small_index_threshold() { return g_small_index_threshold.load(std::memory_order_relaxed); }
@@ -443,7 +477,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   plan.spec.fields[F::kAlpha] = p.has_alpha;
   plan.spec.fields[F::kUnroll] = linear_pass ? 1 : shape.unroll;
   plan.spec.fields[F::kMaxThreads] = tuning.threads;
-  plan.spec.fields[F::kRunsInLanes] = shape.dims == 2 && s.strides[kIndexOperand][1] != 0;
+  plan.spec.fields[F::kRunsInLanes] = shape.dims == 2 ? lane_runs_2d(p, shape) : lanes_may_share(s);
   plan.regime = shape.dims == 2 && !linear_pass ? (small_index ? "small-index" : "large-index") : nullptr;
   if (bits == 32)
     fill_for_dims<32>(p, shape.dims, error_slot, plan);
