@@ -321,9 +321,10 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
 // `position_of(k)` gives unit k's position in the index, for the report.
 // LanesShareRows: a warp's lanes walk the units in order (the linear walk,
 // where the planner finds they may share a destination), so sorted indices
-// put runs in it; in the 2-D walk its lanes take columns of a
-// row, whose destinations differ, and combining adds only cost (int32 rows of
-// 64: 0.97x against 1.00x without). RunsInLanes (2-D walk): the index varies
+// put runs in it and native adds combine them and hot peers; in the 2-D walk
+// its lanes take columns of a row, and where the index is the same along it
+// their destinations differ and combining adds only cost (int32 rows of 64:
+// 0.97x against 1.00x without; AddsCombineRuns is for full indices). RunsInLanes (2-D walk): the index varies
 // along the columns, so neighbouring lanes may share a destination and
 // compare-and-swap ops combine their runs; where it does not (expanded and
 // narrow rows), the runs' code alone cost up to 1.6x (float32 amin of
@@ -405,8 +406,8 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
                                   (RunsInLanes && IsCasOp<T, Op>::value);
   // AddsCombineRuns (the 2-D walk, where the planner says so): adds too combine their runs. A sorted full
   // index names one destination for most of a row, so a warp's lanes all added to one element, each its own
-  // atomic, serialized in L2 (bfloat16 of (6737x1639) sorted along dim 1, ~1639 terms a destination: 871 us
-  // against PyTorch's 519; combined, 81.5 us).
+  // atomic, serialized in L2 (bfloat16 of (6737x1639) sorted along dim 1, ~1639 terms a destination: 859 us
+  // against PyTorch's 517; combined, 81.5 us).
   constexpr bool kCombinesRuns = (RunsInLanes && IsCasOp<T, Op>::value) || (AddsCombineRuns && Op == kScatterAdd) ||
                                  (LanesShareRows && CombinesNativeRuns<T, Op>::value);
   if constexpr (Vec == 1 && kCombinesRuns) combine_runs<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
@@ -460,8 +461,10 @@ __device__ __forceinline__ void scatter_linear(const P& p) {
   }
 }
 
-// LaneRuns: 0, the index is the same along a row; 1, it varies along the
-// lanes (compare-and-swap ops combine runs and peers); 2, adds combine runs too.
+// LaneRuns (lane_runs_2d in scatter_plan.cpp): 0, no two lanes of a warp
+// share a destination (the index is the same along a row, or self moves along
+// the lanes within one row); 1, they may (compare-and-swap ops combine runs and
+// peers); 2, the lanes walk the indexed dim within one row: adds combine runs too.
 template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, int LaneRuns, typename P>
 __device__ __forceinline__ void scatter_2d(const P& p) {
   typedef typename P::Linear Linear;
