@@ -10,6 +10,7 @@
 // before its first store: a gather is bound by memory latency long before it
 // is bound by bandwidth.
 #pragma once
+#include "jitops/block_order.cuh"
 #include "jitops/gather_params.h"
 #include "jitops/vector_units.cuh"
 
@@ -153,28 +154,20 @@ __device__ __forceinline__ void gather_linear(const P& p) {
 
 // ShareIndex: the index does not vary along rows, so a thread's Unroll rows
 // share the first one's index load.
-//
-// Blocks start in the order of their linear id, x (columns) fastest. With
-// p.rows_first (the planner's choice, runtime/ops/gather_plan.cpp), the blocks
-// of one column range take every row group first, as PyTorch's grid does.
+// p.rows_first: the blocks' order (jitops/block_order.cuh).
 template <typename Unit, typename IndexT, bool Wrap, bool Flat, int Unroll, bool ShareIndex, typename P>
 __device__ __forceinline__ void gather_2d(const P& p) {
   typedef typename P::Linear Linear;
   typedef typename P::Stride Stride;
   const Linear rows = p.sizes[0].divisor, cols = p.sizes[1].divisor;
-  Linear block_col = blockIdx.x, block_row = blockIdx.y;
-  if (p.rows_first) {
-    const uint64_t b = (uint64_t)blockIdx.y * gridDim.x + blockIdx.x;
-    block_row = (Linear)(b % gridDim.y);
-    block_col = (Linear)(b / gridDim.y);
-  }
-  const Linear col = block_col * blockDim.x + threadIdx.x;
+  const BlockPlace block = block_place(p.rows_first);
+  const Linear col = (Linear)block.col * blockDim.x + threadIdx.x;
   if (col >= cols) return;
   const Stride out_col = (Stride)col * p.out_strides[1];
   const Stride x_col = (Stride)col * p.x_strides[1];
   const Stride index_col = (Stride)col * p.index_strides[1];
   const Linear step = (Linear)gridDim.y * blockDim.y * Unroll;
-  for (Linear base = block_row * blockDim.y * Unroll + threadIdx.y; base < rows; base += step) {
+  for (Linear base = (Linear)block.row * blockDim.y * Unroll + threadIdx.y; base < rows; base += step) {
     bool valid[Unroll];
     IndexT raw[Unroll];
     Stride x_off[Unroll], out_off[Unroll];

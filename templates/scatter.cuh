@@ -11,6 +11,7 @@
 // them, so Unroll loads of each kind are in flight together.
 #pragma once
 #include "jitops/atomics.cuh"
+#include "jitops/block_order.cuh"
 #include "jitops/scatter_params.h"
 #include "jitops/vector_units.cuh"
 
@@ -470,13 +471,8 @@ __device__ __forceinline__ void scatter_2d(const P& p) {
   typedef typename P::Linear Linear;
   typedef typename P::Stride Stride;
   const Linear rows = p.sizes[0].divisor, cols = p.sizes[1].divisor;
-  unsigned block_x = blockIdx.x, block_y = blockIdx.y;
-  if (p.rows_first) {
-    const unsigned id = blockIdx.x + gridDim.x * blockIdx.y;
-    block_x = id / gridDim.y;
-    block_y = id % gridDim.y;
-  }
-  const Linear col = (Linear)block_x * blockDim.x + threadIdx.x;
+  const BlockPlace block = block_place(p.rows_first);
+  const Linear col = (Linear)block.col * blockDim.x + threadIdx.x;
   if (col >= cols) return;
   Stride col_off[4];
   col_off[0] = (Stride)col * p.self_strides[1];
@@ -484,7 +480,7 @@ __device__ __forceinline__ void scatter_2d(const P& p) {
   col_off[2] = (Stride)col * p.index_strides[1];
   col_off[3] = (Stride)col * p.counts_strides[1];
   const Linear step = (Linear)gridDim.y * blockDim.y * Unroll;
-  for (Linear base = (Linear)block_y * blockDim.y * Unroll + threadIdx.y; base < rows; base += step) {
+  for (Linear base = (Linear)block.row * blockDim.y * Unroll + threadIdx.y; base < rows; base += step) {
     bool valid[Unroll];
     IndexT raw[Unroll];
     Stride off[Unroll][4];
