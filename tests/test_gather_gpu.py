@@ -377,6 +377,47 @@ def test_tiles_with_the_index_along_the_outputs_inner_dim(dtype):
     assert_same_bits(to_numpy(torch, out), expected)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "float16", "float32", "float64", "complex128"])
+def test_tiles_of_a_full_gather_index(dtype):
+    """torch.gather with a full index from an x dense along another dim than the output's inner one (a
+    channels_last x along H, a transposed x along its dense dim): tiles where the axis's rows hold under 32
+    bytes, x read along its dense dim, each element loading its own index value. Ragged tiles at both edges;
+    the wide units keep the strided walk and are checked the same way."""
+    rng = np.random.default_rng(seed("full index tiles", dtype))
+    host = random_host(rng, (3, 2053, 4, 23), dtype)
+    x = to_torch(torch, host, dtype, DEVICE)
+    channels_last = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)  # C innermost
+    host_t = random_host(rng, (5, 301, 403), dtype)
+    transposed = to_torch(torch, host_t, dtype, DEVICE).permute(2, 1, 0).contiguous().permute(2, 1, 0)
+    for view, view_host, axis, index_shape in ((channels_last, host, 2, (3, 2053, 7, 23)),
+                                               (transposed, host_t, 0, (3, 301, 403))):
+        for index_dtype in ("int64", "int32"):
+            idx, idx_host = make_index(rng, index_shape, view_host.shape[axis], index_dtype, negative=False)
+            expected = np.take_along_axis(view_host, idx_host.astype(np.int64), axis=axis)
+            plan = jitops.explain("gather", view, axis, idx)[0]
+            tiled = view_host.shape[axis] * view.element_size() < 32
+            assert (plan["spec"]["tile_a"] > 0) == tiled and plan["spec"]["index_each"] == int(tiled), plan["kernel"]
+            out = poisoned_like(torch, expected.shape, view.dtype, DEVICE)
+            jitops.gather(view, axis, idx, out=out)
+            assert_same_bits(to_numpy(torch, out), expected)
+
+
+def test_a_bad_value_of_a_full_gather_index_in_a_tile_is_reported():
+    x = torch.randn(3, 2053, 4, 23, device=DEVICE).to(memory_format=torch.channels_last)
+    idx = torch.randint(0, 4, (3, 2053, 7, 23), device=DEVICE)
+    idx[1, 1000, 5, 17] = 4
+    assert jitops.explain("gather", x, 2, idx)[0]["spec"]["index_each"] == 1
+    position = ((1 * 2053 + 1000) * 7 + 5) * 23 + 17
+    jitops.set_index_checks("sync")
+    try:
+        with pytest.raises(IndexError, match=rf"gather: index holds 4 at position {position} .*\(valid: \[0, 4\)\)"):
+            jitops.gather(x, 2, idx)
+        idx[1, 1000, 5, 17] = 3
+        assert torch.equal(jitops.gather(x, 2, idx), torch.gather(x, 2, idx))
+    finally:
+        jitops.set_index_checks("async")
+
+
 def test_a_bad_index_in_a_tile_is_reported():
     x = torch.randn(4, 64, 192, device=DEVICE).permute(0, 2, 1)  # (4, 192, 64), dim 1 innermost
     jitops.set_index_checks("sync")

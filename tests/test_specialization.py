@@ -79,6 +79,14 @@ CASES = [
     ("torch.gather's index along x's dense dim, from an axis of 64: no tile", "gather",
      (tr([301, 64, 1024], "int16", [2, 1, 0]), 1, V([1024, 20, 301], "int64", strides=[20, 1, 0])), {},
      dict(tile_a=0)),
+    # torch.gather's full index, x moving along the output's inner dim too (a channels_last x along H): read
+    # along C, a warp's lanes touch one sector a distinct row of the axis instead of a sector a unit
+    ("torch.gather's full index from a channels_last x, an axis of 4 bytes: tiles", "gather",
+     (V([4, 20011, 4, 16], "int8", strides=[20011 * 64, 1, 16 * 20011, 20011]), 2, V([4, 20011, 7, 16], "int64")),
+     {}, dict(tile_a=16, tile_b=64, index_each=1)),
+    ("torch.gather's full index from a channels_last x, an axis of 32 bytes: no tile", "gather",
+     (V([4, 20011, 4, 16], "float64", strides=[20011 * 64, 1, 16 * 20011, 20011]), 2,
+      V([4, 20011, 7, 16], "int64")), {}, dict(tile_a=0)),
     ("the indexed dim innermost, under 2^18 output units: no tile", "index_select",
      (tr([300, 40, 64], "uint8", [2, 1, 0]), 2, V([40], "int64")), {}, dict(tile_a=0)),
     ("x dense along the indexed dim: no tile", "index_select", (V([5000, 1024], "float32"), 1, V([4096], "int64")),

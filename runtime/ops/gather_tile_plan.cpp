@@ -54,10 +54,11 @@ GatherTileChoice gather_tile_choice(const GatherProblem& p) {
   GatherTileChoice none;
   if (p.flat || s.ndim < 2 || s.sizes[a] < kMinTileExtent || s.numel() < kMinTiledUnits) return none;
   if (magnitude(s.strides[kOut][a]) != 1) return none;
-  // x's step along a: its own stride, or (a the indexed dim) at least the axis's stride between two indices.
+  // x's step along a: its own stride where x moves along a (torch.gather's index moves too, within the
+  // axis's few rows, see below), or (a the indexed dim) at least the axis's stride between two indices.
   const bool index_along_a = s.strides[kIndex][a] != 0;
-  const int64_t x_step_a = index_along_a ? magnitude(p.axis_stride) : magnitude(s.strides[kX][a]);
-  if (x_step_a == 0 || (index_along_a && s.strides[kX][a] != 0)) return none;
+  const int64_t x_step_a = s.strides[kX][a] != 0 ? magnitude(s.strides[kX][a]) : magnitude(p.axis_stride);
+  if (x_step_a == 0 || !(index_along_a || s.strides[kX][a] != 0)) return none;
   int b = -1;
   for (int d = a - 1; d >= 0; --d)
     if (s.strides[kX][d] != 0 && (b < 0 || magnitude(s.strides[kX][d]) < magnitude(s.strides[kX][b]))) b = d;
