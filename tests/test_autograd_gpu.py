@@ -410,6 +410,48 @@ def test_backward_products_take_the_native_entry_and_pending_errors_still_raise(
         jitops.set_index_checks(checks)
 
 
+def test_a_products_forward_with_a_gradient_takes_the_native_entry():
+    """mul and div of contiguous tensors, or of a tensor and a number, that need a gradient make their
+    forward through _core's native entry (one launch, no second Python call), with PyTorch's values, dtype,
+    strides and gradients; operands of other layouts take the plain call, whose result follows its inputs'
+    stride order as PyTorch's does."""
+    previous = _core._set_cpp_autograd(True)
+    try:
+        if not _core._cpp_autograd_active():
+            pytest.skip("jitops._torch_autograd was not built")
+        x, y, h = rand(6, 5), rand(1, 5, positive=True, seed=1), rand(6, 5, dtype=torch.float16, seed=2)
+        calls = {
+            "mul": (lambda: jitops.mul(x, y), lambda: torch.mul(x, y), [x, y]),
+            "div": (lambda: jitops.div(x, y), lambda: torch.div(x, y), [x, y]),
+            "mixed dtypes": (lambda: jitops.mul(h, x), lambda: torch.mul(h, x), [h, x]),
+            "number * x": (lambda: jitops.mul(2.5, h), lambda: torch.mul(h, 2.5), [h]),
+            "x / number": (lambda: jitops.div(x, 3), lambda: torch.div(x, 3), [x]),
+        }
+        for name, (ours, theirs, leaves) in calls.items():
+            before = _core._native_launches()
+            z = ours()
+            assert _core._native_launches() - before == 1, name
+            expected = theirs()
+            assert z.dtype == expected.dtype and z.stride() == expected.stride(), name
+            assert z.grad_fn is not None and z.grad_fn.name().startswith("jitops::"), name
+            torch.testing.assert_close(z, expected)
+            upstream = torch.randn(z.shape, device=DEVICE, dtype=z.dtype)
+            for g, e in zip(torch.autograd.grad(z, leaves, upstream), torch.autograd.grad(expected, leaves, upstream)):
+                torch.testing.assert_close(g, e)
+        t = rand(5, 6, seed=3).t()  # (6, 5), transposed: the plain call, the result transposed as PyTorch's
+        before = _core._native_launches()
+        z = jitops.mul(t, y)
+        assert _core._native_launches() == before
+        assert z.stride() == torch.mul(t, y).stride() == (1, 6)
+        torch.testing.assert_close(z, torch.mul(t, y))
+        with torch.no_grad():  # no gradient needed: the plain call
+            before = _core._native_launches()
+            jitops.mul(x, y)
+            assert _core._native_launches() == before
+    finally:
+        _core._set_cpp_autograd(previous)
+
+
 def _native_backward_cases():
     """name -> (loss of jitops' op, the same with PyTorch's, the leaves), each backward one native call."""
     idx32, rows = index([4, 1, 1]).int(), index([[0, 4, 4], [2, 2, 0], [1, 3, 3], [0, 0, 0]])

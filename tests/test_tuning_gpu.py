@@ -104,6 +104,25 @@ def test_autotune_on_first_call(fresh_tuning):
     assert torch.equal(got, again)
 
 
+def test_autotune_on_the_first_call_that_needs_a_gradient(fresh_tuning):
+    """A product whose operands need a gradient is tuned on its first call as a plain one is (its forward
+    takes the plain call while autotuning is on), and its gradient is PyTorch's."""
+    x = torch.randn(23456, device=DEVICE, requires_grad=True)
+    y = torch.randn(23456, device=DEVICE, requires_grad=True)
+    jitops.set_autotune(True)
+    try:
+        z = jitops.mul(x, y)
+        (report,) = jitops.explain(jitops.mul, x.detach(), y.detach())
+        assert report["config_origin"] == "tuned"
+    finally:
+        jitops.set_autotune(False)
+    assert z.grad_fn is not None
+    torch.testing.assert_close(z, x * y)
+    gx, gy = torch.autograd.grad(z.sum(), [x, y])
+    torch.testing.assert_close(gx, y.detach())
+    torch.testing.assert_close(gy, x.detach())
+
+
 def test_autotune_elementwise_kernel(fresh_tuning):
     k = jitops.ElementwiseKernel("T x", "T y", "y = y * 2 + x", "double_add")
     x = torch.randn(77777, device=DEVICE)

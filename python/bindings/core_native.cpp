@@ -22,6 +22,7 @@
 #include "runtime/ops/upsample_ops.h"
 #include "runtime/promotion.h"
 #include "runtime/scalar.h"
+#include "runtime/tuning.h"
 
 namespace py = pybind11;
 
@@ -149,7 +150,8 @@ int native_upsample(bool backward, const TensorDesc* in, const TensorDesc* out, 
   });
 }
 
-const CoreNativeApi kApi{kCoreNativeVersion, &native_binary, &native_select, &native_add, &native_upsample};
+const CoreNativeApi kApi{kCoreNativeVersion, &native_binary, &native_select, &native_add, &native_upsample,
+                         &autotune_enabled};
 
 }  // namespace
 

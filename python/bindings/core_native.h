@@ -19,7 +19,7 @@
 
 namespace jitops {
 
-constexpr int kCoreNativeVersion = 2;
+constexpr int kCoreNativeVersion = 3;
 
 enum CoreNativeBinary : int { kCoreNativeMul = 0, kCoreNativeDiv = 1 };
 // The two indexings of select and add: an index along a dim (index_select,
@@ -46,6 +46,9 @@ struct CoreNativeApi {
   // `scale` (h, w) as the op's scale_factor, or nullptr for sizes alone.
   int (*upsample)(bool backward, const TensorDesc* in, const TensorDesc* out, const double* scale, void* stream,
                   char* error, size_t error_size);
+  // Whether autotuning is on: a forward then takes the Python entry, which tunes the point its call
+  // resolves (these entries leave the request unanswered).
+  bool (*autotune_enabled)();
 };
 
 }  // namespace jitops

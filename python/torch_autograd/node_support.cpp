@@ -266,4 +266,18 @@ at::Tensor jit_div(const at::Tensor& a, const at::IValue& number) {
 }
 at::Tensor jit_neg(const at::Tensor& a) { return jit_mul(a, at::IValue(int64_t(-1))); }
 
+at::Tensor forward_binary(bool divide, const at::Tensor& a, const at::Tensor& b, const at::IValue& number) {
+  const jitops::CoreNativeApi* api = core().native;
+  if (!api || api->autotune_enabled()) return {};
+  // Contiguous operands only: the Python call lays its result out in its inputs' stride order (as
+  // TensorIterator does), native_binary as contiguous or channels-last; for these the two agree.
+  if (!a.is_contiguous() || (b.defined() && !b.is_contiguous())) return {};
+  at::AutoGradMode no_grad(false);
+  try {
+    return native_binary(divide ? jitops::kCoreNativeDiv : jitops::kCoreNativeMul, a, b, number);
+  } catch (const std::exception&) {  // shapes that do not broadcast, a plan that fails
+    return {};
+  }
+}
+
 }  // namespace jitops_autograd

@@ -77,4 +77,13 @@ at::Tensor jit_div(const at::Tensor& a, const at::Tensor& b);
 at::Tensor jit_div(const at::Tensor& a, const at::IValue& number);
 at::Tensor jit_neg(const at::Tensor& a);
 
+// ---------------------------------------------------------------- forward pieces
+
+// a * b or a / b (b a tensor, or the number `number` when b is undefined) as the plain jitops call makes it,
+// through _core's native entry with grad mode off: the forward under a node, with no re-entry into Python.
+// Undefined where the plain Python call must make it: autotuning on (that call tunes), an operand not
+// contiguous, a dtype, device or shape the entry does not take, an error it reports (the Python call raises
+// its own message).
+at::Tensor forward_binary(bool divide, const at::Tensor& a, const at::Tensor& b, const at::IValue& number);
+
 }  // namespace jitops_autograd

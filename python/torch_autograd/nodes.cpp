@@ -204,6 +204,20 @@ struct BinaryNumberBackward : Node {
   std::string name() const override { return binary_node_name(op); }
 };
 
+// The forward of `node`: a product or quotient through _core's native entry where it takes the call
+// (forward_binary), else the Python op on the call's own arguments.
+PyObject* run_forward_binary(const std::shared_ptr<Node>& node, int64_t op, PyObject* const* p, const at::Tensor& a,
+                             const at::Tensor& b, const at::IValue& number) {
+  if (op == kMul || op == kDiv) {
+    at::Tensor out = forward_binary(op == kDiv, a, b, number);
+    if (out.defined()) {
+      attach(node, out);
+      return wrap(out).release();
+    }
+  }
+  return run_forward(node, binary_fn(op), {p[0], p[1]});
+}
+
 PyObject* binary(int64_t op, PyObject* const* p) {
   // x y out stream _explain _promotion
   if (!all_absent(p, 2, 6)) return not_taken();
@@ -220,7 +234,7 @@ PyObject* binary(int64_t op, PyObject* const* p) {
       node->x_ = SavedVariable(x, false);
       node->y_ = SavedVariable(y, false);
     }
-    return run_forward(node, binary_fn(op), {p[0], p[1]});
+    return run_forward_binary(node, op, p, x, y, {});
   }
   at::IValue number;
   const bool number_first = plain(p[1]) && number_value(p[0], number);
@@ -234,7 +248,8 @@ PyObject* binary(int64_t op, PyObject* const* p) {
   node->x_shape = x.sizes().vec();
   node->x_dtype = x.scalar_type();
   if (op == kDiv && number_first) node->x_ = SavedVariable(x, false);
-  return run_forward(node, binary_fn(op), {p[0], p[1]});
+  if (op == kDiv && number_first) return run_forward(node, binary_fn(op), {p[0], p[1]});  // no native number / x
+  return run_forward_binary(node, op, p, x, at::Tensor(), number);  // number * x as x * number
 }
 
 // ---------------------------------------------------------------------------- index_add_, scatter_add_ (in place)
