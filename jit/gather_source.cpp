@@ -28,8 +28,7 @@ std::string gather_body(const KernelSpec& s) {
     header = "gather_tile.cuh";
     params = "jitops::GatherTileParams<" + std::to_string(param_dims) + ", " + std::to_string(f[F::kOffsetBits]) + ">";
     call = "jitops::gather_tiles<" + unit + ", " + index_type + ", " + wrap + ", " + std::to_string(f[F::kTileA]) +
-           ", " + std::to_string(f[F::kTileB]) + ", " + threads + ", " + (f[F::kTileIndexEach] ? "true" : "false") +
-           ">(p);";
+           ", " + std::to_string(f[F::kTileB]) + ", " + threads + ", " + std::to_string(f[F::kTileIndexEach]) + ">(p);";
   } else {
     const bool reuse = dims != 2 && f[F::kIndexReuse] > 1;
     params = "jitops::GatherParams<" + std::to_string(f[F::kOffsetBits]) + ", " + std::to_string(param_dims) + ", " +

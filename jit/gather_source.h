@@ -16,7 +16,8 @@ struct GatherSpecFields {
     kMaxThreads,      // __launch_bounds__
     kTileA,           // tile regime (templates/gather_tile.cuh): elements along the output's inner dim; 0: none
     kTileB,           // and along the dim x is dense in
-    kTileIndexEach,   // 1: the index varies inside a tile (an index value per element); 0: one a tile
+    kTileIndexEach,   // 1: the index varies inside a tile (an index value per element); 2: and is staged
+                      // through shared memory along a first (dense along a, varying along b); 0: one a tile
     kIndexReuse,      // rows an index load serves (an index expanded along them; 1: none): the linear
                       // layout's rows of one dim a unit, or the 2-D layout's rows of a thread
   };

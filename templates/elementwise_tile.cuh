@@ -41,27 +41,48 @@ struct TileOrigin {
 
 // Tile `tile`, numbered along a first, then along b, then over the batch
 // (innermost batch dim first): neighbouring blocks share the sectors at the
-// tiles' edges.
-template <int TA, int TB, int Operands, int Dims, int Bits>
+// tiles' edges. BatchFirst: along a, then over the batch, then along b, so
+// that the tiles of one stretch of b run together: a gather whose x does not
+// move along a batch dim (its axis) reads that stretch of x again for each of
+// the batch's elements, from L2 instead of DRAM.
+template <int TA, int TB, int Operands, int Dims, int Bits, bool BatchFirst = false>
 __device__ __forceinline__ TileOrigin<Bits, Operands> tile_origin(const ElementwiseTileParams<Dims, Bits>& p,
                                                                   typename OffsetTypes<Bits>::Linear tile) {
   typedef typename OffsetTypes<Bits>::Linear L;
   typedef typename OffsetTypes<Bits>::Stride S;
   L ta, tb;
   L rest = p.tiles_a.divmod(tile, ta);
-  rest = p.tiles_b.divmod(rest, tb);
-  const L a0 = ta * TA, b0 = tb * TB;
   TileOrigin<Bits, Operands> o;
-#pragma unroll
-  for (int k = 0; k < Operands; ++k) o.base[k] = S(a0) * p.stride_a[k] + S(b0) * p.stride_b[k];
   constexpr int kBatch = ElementwiseTileParams<Dims, Bits>::kBatch;
+  if constexpr (BatchFirst) {
 #pragma unroll
-  for (int d = kBatch - 1; d >= 0; --d) {
-    if (d >= p.batch_ndim) continue;
-    L c = rest;  // the outermost batch dim takes what is left
-    if (d > 0) rest = p.batch_sizes[d].divmod(rest, c);
+    for (int k = 0; k < Operands; ++k) o.base[k] = 0;
 #pragma unroll
-    for (int k = 0; k < Operands; ++k) o.base[k] += S(c) * p.batch_strides[k][d];
+    for (int d = kBatch - 1; d >= 0; --d) {
+      if (d >= p.batch_ndim) continue;
+      L c;
+      rest = p.batch_sizes[d].divmod(rest, c);
+#pragma unroll
+      for (int k = 0; k < Operands; ++k) o.base[k] += S(c) * p.batch_strides[k][d];
+    }
+    tb = rest;  // b takes what is left
+  } else {
+    rest = p.tiles_b.divmod(rest, tb);
+#pragma unroll
+    for (int k = 0; k < Operands; ++k) o.base[k] = S(ta * TA) * p.stride_a[k] + S(tb * TB) * p.stride_b[k];
+#pragma unroll
+    for (int d = kBatch - 1; d >= 0; --d) {
+      if (d >= p.batch_ndim) continue;
+      L c = rest;  // the outermost batch dim takes what is left
+      if (d > 0) rest = p.batch_sizes[d].divmod(rest, c);
+#pragma unroll
+      for (int k = 0; k < Operands; ++k) o.base[k] += S(c) * p.batch_strides[k][d];
+    }
+  }
+  const L a0 = ta * TA, b0 = tb * TB;
+  if constexpr (BatchFirst) {
+#pragma unroll
+    for (int k = 0; k < Operands; ++k) o.base[k] += S(a0) * p.stride_a[k] + S(b0) * p.stride_b[k];
   }
   o.rows_a = int(p.size_a - a0 < L(TA) ? p.size_a - a0 : L(TA));
   o.rows_b = int(p.size_b - b0 < L(TB) ? p.size_b - b0 : L(TB));

@@ -381,8 +381,10 @@ def test_tiles_with_the_index_along_the_outputs_inner_dim(dtype):
 def test_tiles_of_a_full_gather_index(dtype):
     """torch.gather with a full index from an x dense along another dim than the output's inner one (a
     channels_last x along H, a transposed x along its dense dim): tiles where the axis's rows hold under 32
-    bytes, x read along its dense dim, each element loading its own index value. Ragged tiles at both edges;
-    the wide units keep the strided walk and are checked the same way."""
+    bytes and a unit 2 or more, x read along its dense dim, each element loading its own index value: a contiguous index staged
+    along the output's inner dim through shared memory first (index_each 2), a channels_last one loaded along
+    x's dense dim (1). Ragged tiles at both edges; the wide units keep the strided walk and are checked the
+    same way."""
     rng = np.random.default_rng(seed("full index tiles", dtype))
     host = random_host(rng, (3, 2053, 4, 23), dtype)
     x = to_torch(torch, host, dtype, DEVICE)
@@ -391,12 +393,17 @@ def test_tiles_of_a_full_gather_index(dtype):
     transposed = to_torch(torch, host_t, dtype, DEVICE).permute(2, 1, 0).contiguous().permute(2, 1, 0)
     for view, view_host, axis, index_shape in ((channels_last, host, 2, (3, 2053, 7, 23)),
                                                (transposed, host_t, 0, (3, 301, 403))):
-        for index_dtype in ("int64", "int32"):
+        for index_dtype, index_layout in (("int64", "contiguous"), ("int32", "contiguous"), ("int64", "channels_last")):
             idx, idx_host = make_index(rng, index_shape, view_host.shape[axis], index_dtype, negative=False)
+            if index_layout == "channels_last":
+                if idx.dim() != 4:
+                    continue
+                idx = idx.to(memory_format=torch.channels_last)
             expected = np.take_along_axis(view_host, idx_host.astype(np.int64), axis=axis)
             plan = jitops.explain("gather", view, axis, idx)[0]
-            tiled = view_host.shape[axis] * view.element_size() < 32
-            assert (plan["spec"]["tile_a"] > 0) == tiled and plan["spec"]["index_each"] == int(tiled), plan["kernel"]
+            tiled = view_host.shape[axis] * view.element_size() < 32 and view.element_size() >= 2
+            mode = (1 if index_layout == "channels_last" else 2) if tiled else 0
+            assert (plan["spec"]["tile_a"] > 0) == tiled and plan["spec"]["index_each"] == mode, plan["kernel"]
             out = poisoned_like(torch, expected.shape, view.dtype, DEVICE)
             jitops.gather(view, axis, idx, out=out)
             assert_same_bits(to_numpy(torch, out), expected)
@@ -406,7 +413,7 @@ def test_a_bad_value_of_a_full_gather_index_in_a_tile_is_reported():
     x = torch.randn(3, 2053, 4, 23, device=DEVICE).to(memory_format=torch.channels_last)
     idx = torch.randint(0, 4, (3, 2053, 7, 23), device=DEVICE)
     idx[1, 1000, 5, 17] = 4
-    assert jitops.explain("gather", x, 2, idx)[0]["spec"]["index_each"] == 1
+    assert jitops.explain("gather", x, 2, idx)[0]["spec"]["index_each"] == 2
     position = ((1 * 2053 + 1000) * 7 + 5) * 23 + 17
     jitops.set_index_checks("sync")
     try:

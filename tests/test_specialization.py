@@ -81,9 +81,12 @@ CASES = [
      dict(tile_a=0)),
     # torch.gather's full index, x moving along the output's inner dim too (a channels_last x along H): read
     # along C, a warp's lanes touch one sector a distinct row of the axis instead of a sector a unit
-    ("torch.gather's full index from a channels_last x, an axis of 4 bytes: tiles", "gather",
+    ("torch.gather's full index from a channels_last x, an axis of 8 bytes: tiles, the index staged", "gather",
+     (V([4, 20011, 4, 16], "float16", strides=[20011 * 64, 1, 16 * 20011, 20011]), 2,
+      V([4, 20011, 7, 16], "int64")), {}, dict(tile_a=16, tile_b=64, index_each=2)),
+    ("the same with units of a byte: the strided walk", "gather",
      (V([4, 20011, 4, 16], "int8", strides=[20011 * 64, 1, 16 * 20011, 20011]), 2, V([4, 20011, 7, 16], "int64")),
-     {}, dict(tile_a=16, tile_b=64, index_each=1)),
+     {}, dict(tile_a=0)),
     ("torch.gather's full index from a channels_last x, an axis of 32 bytes: no tile", "gather",
      (V([4, 20011, 4, 16], "float64", strides=[20011 * 64, 1, 16 * 20011, 20011]), 2,
       V([4, 20011, 7, 16], "int64")), {}, dict(tile_a=0)),

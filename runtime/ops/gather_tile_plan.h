@@ -11,8 +11,9 @@
 namespace jitops {
 
 struct GatherTileChoice {
-  int dim_b = -1;           // the collapsed dim x is dense along; -1: the strided walk stays
-  bool index_each = false;  // the index varies along a or b: each element loads its own value
+  int dim_b = -1;             // the collapsed dim x is dense along; -1: the strided walk stays
+  bool index_each = false;    // the index varies along a or b: each element loads its own value
+  bool index_staged = false;  // and it is denser along a than along b: loaded along a into shared memory
 };
 
 // Whether `p` is tiled, and along which dims.
