@@ -14,7 +14,8 @@ namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"operation", "inputs", "outputs",      "pack",    "dims",
                                                       "threads",   "scalars", "dtypes",       "load_outputs", "offset",
-                                                      "uniform",   "unroll",  "tile_a",       "tile_b",       "staged"};
+                                                      "uniform",   "unroll",  "tile_a",       "tile_b",       "staged",
+                                                      "batch_first"};
 
 std::mutex g_mutex;
 std::vector<ElementwiseOperation> g_operations;

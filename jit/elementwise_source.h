@@ -26,6 +26,7 @@ struct ElementwiseSpecFields {
     kTileA,          // the tile regime (0: not tiled): tile elements along the walk's inner dim a
     kTileB,          // ... and along b, the dim the staged operands are dense in
     kStagedMask,     // bit k: operand k moves through shared memory, along b
+    kTileBatchFirst, // 1: tiles numbered over the batch before b (an input broadcast along a batch dim)
   };
 };
 

@@ -96,7 +96,7 @@ std::string tiled_elementwise_loop(const KernelSpec& s, const ElementwiseOperand
     }
   src += "  for (L tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {\n"
          "    const jitops::TileOrigin<" + bits + ", " + operands + "> o = jitops::tile_origin<TA, TB, " + operands +
-         ">(p, tile);\n";
+         (f[F::kTileBatchFirst] ? ", true" : "") + ">(p, tile);\n";
   src += loop.load_and_compute() + loop.store_staged();
   src += "    __syncthreads();  // the next tile reuses the shared tiles\n  }\n";
   return src;

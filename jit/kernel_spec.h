@@ -22,7 +22,7 @@ enum class KernelFamily : uint8_t {
 };
 
 struct KernelSpec {
-  static constexpr int kFields = 15;
+  static constexpr int kFields = 16;
   KernelFamily family = KernelFamily::Gather;
   std::array<int32_t, kFields> fields{};  // meaning defined by the family
 

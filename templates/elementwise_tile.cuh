@@ -42,10 +42,11 @@ struct TileOrigin {
 // Tile `tile`, numbered along a first, then along b, then over the batch
 // (innermost batch dim first): neighbouring blocks share the sectors at the
 // tiles' edges. BatchFirst: along a, then over the batch, then along b, so
-// that the tiles of one stretch of b run together: a gather whose x does not
-// move along a batch dim (its axis) reads that stretch of x again for each of
-// the batch's elements, from L2 instead of DRAM.
-template <int TA, int TB, int Operands, int Dims, int Bits, bool BatchFirst = false>
+// that the tiles of one stretch of b run together: an operand that does not
+// move along a batch dim (a gather's x along its axis, an input broadcast
+// along it) reads that stretch again for each of the batch's elements, from
+// L2 instead of DRAM.
+template <int TA, int TB, int Operands, bool BatchFirst = false, int Dims, int Bits>
 __device__ __forceinline__ TileOrigin<Bits, Operands> tile_origin(const ElementwiseTileParams<Dims, Bits>& p,
                                                                   typename OffsetTypes<Bits>::Linear tile) {
   typedef typename OffsetTypes<Bits>::Linear L;

@@ -38,7 +38,7 @@ __device__ __forceinline__ void gather_tiles(const GatherTileParams<Dims, Bits>&
     // over the batch, x's axis among it (a channels_last int8 x along H: x read 7 times from DRAM, 313 us;
     // in a row from L2, 260). Other tiles keep b before the batch (index_select's tiles: 0.967x batch first).
     TileOrigin<Bits, kGatherTileOperands> o =
-        tile_origin<TA, TB, kGatherTileOperands, Dims, Bits, kStagedIndex>(p.tiles, t);
+        tile_origin<TA, TB, kGatherTileOperands, kStagedIndex>(p.tiles, t);
     const IndexT* index = static_cast<const IndexT*>(p.tiles.data[kTileIndex]);
     bool good = true;
     IndexT raw = 0;

@@ -301,6 +301,13 @@ def test_tiled_with_broadcast_and_number_operands(dtype):
     y = permuted(rng, (1, 40, 50), dtype, [0, 2, 1]).expand(6, 40, 50)  # broadcast over dim 0, transposed
     assert regime(jitops.add, z, y) == TILED
     assert_same_values(jitops.add(z, y), z + y)
+    # two batch dims, y broadcast along the outer one, 85-170 MB moved between two reads of a stretch of y
+    # b first (past the L2): the tiles run over the batch first; ragged tiles (43 along a)
+    x4 = random_tensor(rng, (65536, 4, 5, 43), dtype).permute(1, 2, 3, 0)  # (4, 5, 43, 65536), dense along dim 2
+    y3 = random_tensor(rng, (43, 5, 65536), dtype).permute(1, 0, 2)  # (5, 43, 65536), dense along dim 2
+    (k,) = jitops.explain(jitops.maximum, x4, y3)
+    assert k["regime"] == TILED and k["spec"]["batch_first"] == 1 and k["spec"]["staged"] == 0b010
+    assert_same_values(jitops.maximum(x4, y3), torch.maximum(x4, y3))
     # a third operand broadcast along the inner dim (stride 0 along a) is read along a, not staged
     x = permuted(rng, (6, 40, 50), dtype, [0, 2, 1])
     r = random_tensor(rng, (6, 40, 1), dtype)

@@ -127,6 +127,15 @@ def test_disagreeing_layouts_take_tiles(fresh_cache):
     assert k["regime"] == TILED and tile_fields(k)["staged"] == 0b01 and k["spec"]["scalars"] == 0b10
     (k,) = explain("add", V([6, 40, 50], "float32"), V([6, 40, 50], "float32", [0, 1, 40]))  # broadcast over dim 0
     assert k["regime"] == TILED and tile_fields(k)["staged"] == 0b10
+    assert k["spec"]["batch_first"] == 0  # the L2 holds what moves between two reads of y's stretch
+    # an input broadcast along a batch dim with more than the L2 moving between two reads of its stretch b
+    # first (here 631 MB): the tiles of one stretch of b run over the batch first
+    x = V([16, 7, 43, 16384], "float64", [301, 43, 1, 4816])
+    (k,) = explain("maximum", x, V([7, 43, 16384], "float64", [16384, 114688, 1]))
+    assert k["regime"] == TILED and k["spec"]["batch_first"] == 1
+    assert "jitops::tile_origin<TA, TB, 3, true>(p, tile)" in k["source"]
+    (k,) = explain("maximum", x, V([16, 7, 43, 16384], "float64", [7 * 43 * 16384, 16384, 114688, 1]))  # y not broadcast
+    assert k["regime"] == TILED and k["spec"]["batch_first"] == 0
     # offsets past 2^31 elements: 64-bit tiles
     (k,) = explain("add", V([1 << 16, 1 << 16], "int8"), V([1 << 16, 1 << 16], "int8", [1, 1 << 16]))
     assert k["regime"] == TILED and tile_fields(k)["offset"] == 64

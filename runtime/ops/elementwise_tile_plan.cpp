@@ -31,6 +31,29 @@ uint32_t staged_along(const ElementwiseProblem& p, const IterationSpace& s, int 
   return mask;
 }
 
+// Whether the tiles run over the batch before b: where an input is broadcast along a batch dim (stride 0
+// there; the batch is every dim but a and b) and, b first, the tiles between two reads of its stretch (every
+// tile along a and b, over the batch dims inside that one) move more bytes than the L2 holds. Then the
+// stretch is read from DRAM once, the rest from L2: a float64 maximum of (16, 7, 43, 16384) by (7, 43, 16384),
+// both transposed, 994.8 -> 557.7 us. Where the L2 keeps it anyway, b first kept its edge (25 plans of
+// seeds 100-600 run batch first: 1.00x, from 0.84x to 1.78x).
+bool batch_first(const ElementwiseProblem& p, const IterationSpace& s, int b, const DeviceInfo& device) {
+  const int a = s.ndim - 1;
+  int64_t element_bytes = 0;
+  for (int k = 0; k < p.inputs + p.outputs; ++k)
+    if (!p.scalar[k]) element_bytes += dtype_info(p.dtypes[k]).bytes();
+  for (int k = 0; k < p.inputs; ++k) {
+    if (p.scalar[k]) continue;
+    int64_t between = s.sizes[a] * s.sizes[b];  // elements between two reads of a stretch along the batch dim d
+    for (int d = s.ndim - 1; d >= 0; --d) {
+      if (d == a || d == b) continue;
+      if (s.sizes[d] > 1 && s.strides[k][d] == 0 && between * element_bytes > device.l2_bytes) return true;
+      between *= s.sizes[d];
+    }
+  }
+  return false;
+}
+
 int64_t staged_bytes(const ElementwiseProblem& p, uint32_t staged, int tile_a, int tile_b) {
   int64_t bytes = 0;
   for (int k = 0; k < p.inputs + p.outputs; ++k)
@@ -131,6 +154,7 @@ void plan_elementwise_tiles(const ElementwiseProblem& p, const IterationSpace& s
   spec.fields[F::kTileA] = tile.tile_a;
   spec.fields[F::kTileB] = tile.tile_b;
   spec.fields[F::kStagedMask] = int32_t(tile.staged);
+  spec.fields[F::kTileBatchFirst] = batch_first(p, s, tile.dim_b, device);
   plan.block[0] = unsigned(threads);
   plan.grid[0] = grid_blocks(tiles, 1, threads, device, plan.tuning.config.waves);
   plan.regime = "tiled: operands dense along another dim staged through shared memory";
