@@ -247,8 +247,10 @@ PyObject* binary(int64_t op, PyObject* const* p) {
   node->number = number;
   node->x_shape = x.sizes().vec();
   node->x_dtype = x.scalar_type();
-  if (op == kDiv && number_first) node->x_ = SavedVariable(x, false);
-  if (op == kDiv && number_first) return run_forward(node, binary_fn(op), {p[0], p[1]});  // no native number / x
+  if (op == kDiv && number_first) {  // number / x: no native entry
+    node->x_ = SavedVariable(x, false);
+    return run_forward(node, binary_fn(op), {p[0], p[1]});
+  }
   return run_forward_binary(node, op, p, x, at::Tensor(), number);  // number * x as x * number
 }
 
