@@ -69,8 +69,17 @@ CASES = [
     ("x dense along the output's inner dim: no tile", "index_select", (V([5000, 1024], "float32"), 0,
      V([8], "int64")), {}, dict(tile_a=0)),
     # the indexed dim is the output's inner dim, x dense along another: an index value per element
-    ("the indexed dim innermost in the output: tiles", "index_select", (tr([300, 40, 64], "uint8", [2, 1, 0]), 2,
-     V([120], "int64")), {}, dict(tile_a=32, tile_b=32, index_each=1, unit=1)),
+    ("the indexed dim innermost in the output, x's touched bytes past the L2's three quarters: tiles",
+     "index_select", (tr([300, 40, 16384], "uint8", [2, 1, 0]), 2, V([120], "int64")), {},
+     dict(tile_a=32, tile_b=32, index_each=1, unit=1)),
+    ("the same with units of a byte from an x within the L2: the strided walk", "index_select",
+     (tr([300, 40, 64], "uint8", [2, 1, 0]), 2, V([120], "int64")), {}, dict(tile_a=0)),
+    # rows of b 41 units apart in the output: the 8 rows that share a sector of x lie within one block of
+    # the strided walk (256 threads x 4 units), which reads them from L1
+    ("the rows that share x's sectors within a block of the walk: the strided walk", "take",
+     (tr([13, 65536], "float32", [1, 0]), V([41], "int32")), dict(axis=1), dict(tile_a=0)),
+    ("the same rows for torch.gather's index, varying along them: tiles", "gather",
+     (tr([7, 65536], "float32", [1, 0]), 1, V([65536, 41], "int64")), {}, dict(tile_a=32, index_each=2)),
     ("a 2-D index's inner dim innermost in the output: tiles", "take",
      (tr([300, 40, 64], "float32", [2, 1, 0]), V([12, 20], "int32")), dict(axis=2), dict(index_each=1, wrap=1)),
     ("torch.gather's index along x's dense dim, from an axis of 2: tiles", "gather",

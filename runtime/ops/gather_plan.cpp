@@ -247,7 +247,7 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   plan.spec.fields[F::kWrap] = p.wrap;
   plan.spec.fields[F::kFlat] = p.flat;
   plan.spec.fields[F::kIndexReuse] = 1;
-  const GatherTileChoice tiles = gather_tile_choice(p);
+  const GatherTileChoice tiles = gather_tile_choice(p, device, tuning);
   if (tiles.dim_b >= 0) {
     plan_gather_tiles(p, tiles, bits == 32, error_slot, device, plan);
     return true;

@@ -1,5 +1,7 @@
 #include "runtime/ops/gather_tile_plan.h"
 
+#include <algorithm>
+
 #include "jit/gather_source.h"
 #include "jitops/gather_tile_params.h"
 #include "runtime/int_math.h"
@@ -18,6 +20,7 @@ constexpr int64_t kMinTiledUnits = int64_t(1) << 15;
 // of 35K: 5.0 -> 5.3), 482K gained (uint32 from a transposed (111, 2048)
 // along axis 1: 7.2 -> 6.4).
 constexpr int64_t kMinIndexEachTiledUnits = int64_t(1) << 18;
+constexpr int kSectorBytes = 32;  // what a read moves from L2 or DRAM
 
 template <int Dims, int Bits>
 void fill_params(const GatherProblem& p, int dim_b, int tile_a, int tile_b, IndexErrorSlot* slot, LaunchPlan& plan) {
@@ -43,9 +46,37 @@ void fill_params_for_dims(int dims, const GatherProblem& p, int dim_b, int tile_
   }
 }
 
+// Where each element loads its own index value, whether the strided walk reads x's sectors from a cache
+// rather than DRAM, so that the tile's loads, barrier and shared-memory round trip no longer pay (NOTES 82:
+// of 129 index-each tile plans of seeds 100-700, walk against tile 0.49x to 2.17x). (1) An index constant
+// along b (index_select, take): the rows of b that share one of x's 32-byte sectors read the same x row
+// within the units one block of the walk covers (threads x unroll), which re-reads the sector from L1 (32
+// plans 1.12x in geomean, the least 0.86x). torch.gather's index varies along b, the rows read other rows
+// of x: 8 such plans 0.94x, they keep the tiles. (2) Units of a byte with x's touched bytes within three
+// quarters of the L2: the walk's sectors come from the L2, where a byte tile moves four units a thread
+// through shared memory (an int8 gather from a transposed x, its index 180 MB: 259 -> 119 us; 10 more
+// plans 1.20x, the least 0.90x of 6.3 us). Wider units from the L2 part both ways (a bfloat16 take 1.45x,
+// an int16 gather 0.49x): they keep the tiles.
+bool walk_reads_x_from_cache(const GatherProblem& p, int b, const DeviceInfo& device, const LaunchTuning& tuning) {
+  const IterationSpace& s = p.space;
+  const int64_t rows_a_sector = std::max(1, kSectorBytes / p.element_bytes);
+  const int64_t block_units = int64_t(tuning.threads) * std::max(1, tuning.unroll);
+  if (s.strides[kIndex][b] == 0 && magnitude(s.strides[kOut][b]) <= block_units / rows_a_sector) return true;
+  if (p.element_bytes > 1) return false;
+  // x's touched bytes: its extent along the dims it moves along, times the rows the index can name.
+  const int64_t limit = device.l2_bytes / 4 * 3;
+  int64_t touched = p.element_bytes, values = 1;
+  for (int d = 0; d < s.ndim; ++d) {
+    if (s.strides[kX][d] != 0) touched *= s.sizes[d];
+    else if (s.strides[kIndex][d] != 0) values = std::min(values * s.sizes[d], p.axis_size);
+    if (touched > limit) return false;
+  }
+  return touched <= limit / std::max<int64_t>(1, std::min(values, p.axis_size));
+}
+
 }  // namespace
 
-GatherTileChoice gather_tile_choice(const GatherProblem& p) {
+GatherTileChoice gather_tile_choice(const GatherProblem& p, const DeviceInfo& device, const LaunchTuning& tuning) {
   static_assert(int(kTileOut) == int(kOut) && int(kTileX) == int(kX) && int(kTileIndex) == int(kIndex) &&
                     int(kTileIndexPosition) == int(kIndexPosition),
                 "the tile params number their operands as the gather space does");
@@ -75,6 +106,7 @@ GatherTileChoice gather_tile_choice(const GatherProblem& p) {
   if (index_along_b && p.axis_size * p.element_bytes >= 32) return none;
   const bool index_each = index_along_a || index_along_b;
   if (index_each && s.numel() < kMinIndexEachTiledUnits) return none;
+  if (index_each && walk_reads_x_from_cache(p, b, device, tuning)) return none;
   // An index varying along both and denser along a (torch.gather's full index into a contiguous output):
   // loaded along b, each lane's value would sit in its own sector (a channels_last int8 x along H with an
   // int64 index: 236 -> 346 us); the block loads it along a into shared memory first.

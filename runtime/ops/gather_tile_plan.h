@@ -16,8 +16,9 @@ struct GatherTileChoice {
   bool index_staged = false;  // and it is denser along a than along b: loaded along a into shared memory
 };
 
-// Whether `p` is tiled, and along which dims.
-GatherTileChoice gather_tile_choice(const GatherProblem& p);
+// Whether `p` is tiled, and along which dims; `tuning`: the strided walk's launch configuration, which the
+// tiles must beat.
+GatherTileChoice gather_tile_choice(const GatherProblem& p, const DeviceInfo& device, const LaunchTuning& tuning);
 
 // Shapes the tile for `threads`, and fills the spec's tile fields, the grid
 // (capped at `waves`) and the parameters.
