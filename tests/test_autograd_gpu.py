@@ -504,19 +504,95 @@ def test_index_and_upsample_backwards_take_the_native_entry(name):
         for g, e in zip(grads, expected):
             torch.testing.assert_close(g, e)
             assert g.stride() == e.stride()
-        before = _core._native_launches()
         torch.use_deterministic_algorithms(True)
         try:
-            grads = torch.autograd.grad(ours(), leaves, upstream)
+            y = ours()  # (a forward may take the native entry too: counted apart, in the next test)
+            before = _core._native_launches()
+            grads = torch.autograd.grad(y, leaves, upstream)
         finally:
             torch.use_deterministic_algorithms(False)
         accumulates = name in ("index_select", "gather")  # their backward adds at the index
         assert (_core._native_launches() - before == 0) == accumulates
         torch.testing.assert_close(grads[0], expected[0])
+        y = ours()
         before = _core._native_launches()
-        grads = torch.autograd.grad(ours(), leaves, upstream, create_graph=True)
+        grads = torch.autograd.grad(y, leaves, upstream, create_graph=True)
         assert _core._native_launches() == before
         torch.testing.assert_close(grads[0], expected[0])
+    finally:
+        _core._set_cpp_autograd(previous)
+
+
+def test_index_and_upsample_forwards_with_a_gradient_take_the_native_entry():
+    """index_select and gather of contiguous operands, upsample by a scale (contiguous or channels_last x),
+    index_add_ (alpha 1) and scatter_add_ that need a gradient make their forward through _core's native
+    entry: one launch, no second Python call, PyTorch's values and strides, the in-place op's version
+    moved. Other calls take the plain Python call (a transposed x, alpha 2, size=, the determinism switch),
+    and bad arguments raise the plain call's errors."""
+    previous = _core._set_cpp_autograd(True)
+    try:
+        if not _core._cpp_autograd_active():
+            pytest.skip("jitops._torch_autograd was not built")
+        F = torch.nn.functional
+        x, src, img = rand(5, 3), rand(3, 3, seed=1), rand(2, 3, 4, 5, seed=2)
+        img_cl = img.detach().to(memory_format=torch.channels_last).requires_grad_()
+        idx, rows = index([4, 1, 1]), index([[0, 2, 2], [2, 1, 0], [1, 0, 0]])
+        native = {
+            "index_select": (lambda: jitops.index_select(x, 0, idx.int()), lambda: torch.index_select(x, 0, idx)),
+            "gather": (lambda: jitops.gather(x, 1, rows), lambda: torch.gather(x, 1, rows)),
+            "upsample": (lambda: jitops.upsample_nearest2d(img, scale_factor=2),
+                         lambda: F.interpolate(img, scale_factor=2, mode="nearest")),
+            "upsample channels_last": (lambda: jitops.upsample_nearest2d(img_cl, scale_factor=(2, 3)),
+                                       lambda: F.interpolate(img_cl, scale_factor=(2, 3), mode="nearest")),
+            "index_add_": (lambda: jitops.index_add_(x * 1, 0, idx, src), lambda: (x * 1).index_add_(0, idx, src)),
+            "scatter_add_": (lambda: jitops.scatter_add_(x * 1, 0, rows, src),
+                             lambda: (x * 1).scatter_add_(0, rows, src)),
+        }
+        plain = {
+            "index_select of a transposed x": (lambda: jitops.index_select(x.t(), 0, index([2, 0])),
+                                               lambda: torch.index_select(x.t(), 0, index([2, 0]))),
+            "upsample to a size": (lambda: jitops.upsample_nearest2d(img, size=(7, 9)),
+                                   lambda: F.interpolate(img, size=(7, 9), mode="nearest")),
+            "index_add_ alpha 2": (lambda: jitops.index_add_(x * 1, 0, idx, src, alpha=2),
+                                   lambda: (x * 1).index_add_(0, idx, src, alpha=2)),
+        }
+        for cases, launches in ((native, 1), (plain, 0)):
+            for name, (ours, theirs) in cases.items():
+                before = _core._native_launches()
+                y = ours()
+                assert _core._native_launches() - before == launches, name
+                expected = theirs()
+                assert y.grad_fn is not None and y.grad_fn.name().startswith("jitops::"), name
+                assert y.stride() == expected.stride(), name
+                torch.testing.assert_close(y, expected)
+                upstream = torch.randn_like(expected)
+                leaves = [x, src] if "add_" in name else [img_cl] if "channels_last" in name else \
+                    [img] if "upsample" in name else [x]
+                for g, e in zip(torch.autograd.grad(y, leaves, upstream), torch.autograd.grad(expected, leaves, upstream)):
+                    torch.testing.assert_close(g, e)
+        s = x * 1
+        version = s._version
+        jitops.index_add_(s, 0, idx, src)
+        assert s._version > version  # autograd sees the write (x's gradient checked above)
+        torch.use_deterministic_algorithms(True)
+        try:
+            before = _core._native_launches()
+            y = jitops.index_add_(x * 1, 0, idx, src)
+            assert _core._native_launches() == before  # the deterministic path, through Python
+            torch.testing.assert_close(y, (x * 1).index_add_(0, idx, src))
+        finally:
+            torch.use_deterministic_algorithms(False)
+        with torch.no_grad():
+            expected_errors = []
+            for call in (lambda: jitops.gather(x, 1, idx), lambda: jitops.index_select(x, 2, idx)):
+                with pytest.raises((ValueError, IndexError)) as info:
+                    call()
+                expected_errors.append((info.type, str(info.value)))
+        for call, (kind, message) in zip((lambda: jitops.gather(x, 1, idx), lambda: jitops.index_select(x, 2, idx)),
+                                         expected_errors):
+            with pytest.raises(kind) as info:
+                call()
+            assert str(info.value) == message
     finally:
         _core._set_cpp_autograd(previous)
 

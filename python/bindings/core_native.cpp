@@ -3,6 +3,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -105,6 +106,10 @@ int native_select(int kind, const TensorDesc* x, int64_t dim, const TensorDesc* 
   return guarded(x->device, error, error_size, [&] {
     IndexErrorSlot* slot = nullptr;
     if (!index_slot(x->device, slot)) return 1;
+    // The op's own checks (dim, index dtype and shape): a forward's arguments come as the user gave them.
+    const std::vector<int64_t> shape = kind == kCoreNativeAlongDim ? index_select_shape(*x, dim, *index)
+                                                                   : gather_shape(*x, dim, *index);
+    if (!std::equal(shape.begin(), shape.end(), out->shape, out->shape + out->ndim)) return 1;
     const GatherProblem problem = kind == kCoreNativeAlongDim ? index_select_problem(*out, *x, dim, *index)
                                                               : gather_problem(*out, *x, dim, *index);
     LaunchPlan plan;

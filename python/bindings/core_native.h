@@ -34,7 +34,8 @@ struct CoreNativeApi {
   int (*binary)(int operation, const TensorDesc* x, const TensorDesc* y, double y_number, bool y_integral,
                 int64_t y_int, const TensorDesc* out, void* stream, char* error, size_t error_size);
   // out = index_select(x, dim, index) or gather(x, dim, index), into the
-  // caller's `out` of the op's shape and x's dtype.
+  // caller's `out` of the op's shape and x's dtype (checked: 1 where the
+  // arguments do not make that shape, or the op's checks fail).
   int (*select)(int kind, const TensorDesc* x, int64_t dim, const TensorDesc* index, const TensorDesc* out,
                 void* stream, char* error, size_t error_size);
   // self.index_add_(dim, index, src) (alpha 1) or self.scatter_add_(dim,

@@ -181,6 +181,58 @@ bool describe_indexed(const at::Tensor& t, const at::Tensor& index, jitops::Tens
   return describe(t, dt) && describe(index, di, /*index=*/true) && di.device == dt.device;
 }
 
+// index_select (gather: gather) of `x` along `dim` at `index` through _core's native entry; undefined where
+// it does not take the call (Python's then does: it raises the op's errors).
+at::Tensor native_selected(const jitops::CoreNativeApi* api, bool gather, const at::Tensor& x, int64_t dim,
+                           const at::Tensor& index) {
+  jitops::TensorDesc dx, di, dout;
+  if (!describe_indexed(x, index, dx, di) || dim < 0 || dim >= std::max<int64_t>(1, x.dim())) return {};
+  std::vector<int64_t> shape = gather ? index.sizes().vec() : x.sizes().vec();
+  if (!gather && x.dim() > 0) shape[size_t(dim)] = index.numel();
+  at::Tensor out = at::empty(shape, x.options());
+  char error[512] = "";
+  const int kind = gather ? jitops::kCoreNativeElementwise : jitops::kCoreNativeAlongDim;
+  if (describe(out, dout) &&
+      ran(api->select(kind, &dx, dim, &di, &dout, current_stream(dx.device), error, sizeof(error)), error))
+    return out;
+  return {};
+}
+
+// upsample_nearest2d (backward: its backward) of `in` through _core's native entry, as upsampled() takes it;
+// undefined where the entry does not take the call.
+at::Tensor native_upsampled(const jitops::CoreNativeApi* api, bool backward, const at::Tensor& in,
+                            at::IntArrayRef size, const std::vector<double>& scale) {
+  jitops::TensorDesc din, dout;
+  if (in.dim() != 4 || !describe(in, din) || (backward ? size.size() != 4 : scale.empty() && size.size() != 2))
+    return {};
+  // `size`: the result's (N, C, H, W) for the backward; for the forward its (H, W), or, with a scale, unused.
+  std::vector<int64_t> shape = backward ? size.vec() : std::vector<int64_t>{in.size(0), in.size(1), 0, 0};
+  if (!backward) {
+    for (int d = 0; d < 2; ++d)  // as upsample_geometry sizes it: floor(in * scale), in float64
+      shape[size_t(2 + d)] = scale.empty() ? size[size_t(d)] : int64_t(double(in.size(2 + d)) * scale[size_t(d)]);
+  }
+  for (int64_t extent : shape)
+    if (extent < 0) return {};
+  // channels-last in, channels-last out (the ops' is_channels_last: dense that way, not NCHW-dense)
+  const bool channels_last = !in.is_contiguous() && in.is_contiguous(at::MemoryFormat::ChannelsLast);
+  at::Tensor out = at::empty(shape, in.options().memory_format(channels_last ? at::MemoryFormat::ChannelsLast
+                                                                              : at::MemoryFormat::Contiguous));
+  char error[512] = "";
+  if (describe(out, dout) &&
+      ran(api->upsample(backward, &din, &dout, scale.empty() ? nullptr : scale.data(), current_stream(din.device),
+                        error, sizeof(error)),
+          error))
+    return out;
+  return {};
+}
+
+// Whether a forward under a node may take _core's native entries: they answer as the plain call would, except
+// while autotuning is on (the Python call tunes the point it resolves).
+const jitops::CoreNativeApi* forward_entries() {
+  const jitops::CoreNativeApi* api = core().native;
+  return api && !api->autotune_enabled() ? api : nullptr;
+}
+
 }  // namespace
 
 at::Tensor added_into_zeros(bool scatter, at::IntArrayRef shape, int64_t dim, const at::Tensor& index,
@@ -203,17 +255,9 @@ at::Tensor added_into_zeros(bool scatter, at::IntArrayRef shape, int64_t dim, co
 }
 
 at::Tensor selected(bool gather, const at::Tensor& x, int64_t dim, const at::Tensor& index) {
-  const jitops::CoreNativeApi* api = core_entries();
-  jitops::TensorDesc dx, di, dout;
-  if (api && describe_indexed(x, index, dx, di)) {
-    std::vector<int64_t> shape = gather ? index.sizes().vec() : x.sizes().vec();
-    if (!gather && x.dim() > 0) shape[size_t(dim)] = index.numel();
-    at::Tensor out = at::empty(shape, x.options());
-    char error[512] = "";
-    const int kind = gather ? jitops::kCoreNativeElementwise : jitops::kCoreNativeAlongDim;
-    if (describe(out, dout) &&
-        ran(api->select(kind, &dx, dim, &di, &dout, current_stream(dx.device), error, sizeof(error)), error))
-      return out;
+  if (const jitops::CoreNativeApi* api = core_entries()) {
+    at::Tensor out = native_selected(api, gather, x, dim, index);
+    if (out.defined()) return out;
   }
   pybind11::gil_scoped_acquire gil;
   PyRef px = wrap(x), d = py_int(dim), i = wrap(index);
@@ -221,25 +265,9 @@ at::Tensor selected(bool gather, const at::Tensor& x, int64_t dim, const at::Ten
 }
 
 at::Tensor upsampled(bool backward, const at::Tensor& in, at::IntArrayRef size, const std::vector<double>& scale) {
-  const jitops::CoreNativeApi* api = core_entries();
-  jitops::TensorDesc din, dout;
-  if (api && in.dim() == 4 && describe(in, din)) {
-    // `size`: the result's (N, C, H, W) for the backward; for the forward its (H, W), or, with a scale, unused.
-    std::vector<int64_t> shape = backward ? size.vec() : std::vector<int64_t>{in.size(0), in.size(1), 0, 0};
-    if (!backward) {
-      for (int d = 0; d < 2; ++d)  // as upsample_geometry sizes it: floor(in * scale), in float64
-        shape[size_t(2 + d)] = scale.empty() ? size[size_t(d)] : int64_t(double(in.size(2 + d)) * scale[size_t(d)]);
-    }
-    // channels-last in, channels-last out (the ops' is_channels_last: dense that way, not NCHW-dense)
-    const bool channels_last = !in.is_contiguous() && in.is_contiguous(at::MemoryFormat::ChannelsLast);
-    at::Tensor out = at::empty(shape, in.options().memory_format(channels_last ? at::MemoryFormat::ChannelsLast
-                                                                                : at::MemoryFormat::Contiguous));
-    char error[512] = "";
-    if (describe(out, dout) &&
-        ran(api->upsample(backward, &din, &dout, scale.empty() ? nullptr : scale.data(), current_stream(din.device),
-                          error, sizeof(error)),
-            error))
-      return out;
+  if (const jitops::CoreNativeApi* api = core_entries()) {
+    at::Tensor out = native_upsampled(api, backward, in, size, scale);
+    if (out.defined()) return out;
   }
   pybind11::gil_scoped_acquire gil;
   PyRef g = wrap(in), s = py_scale(scale);
@@ -278,6 +306,51 @@ at::Tensor forward_binary(bool divide, const at::Tensor& a, const at::Tensor& b,
   } catch (const std::exception&) {  // shapes that do not broadcast, a plan that fails
     return {};
   }
+}
+
+at::Tensor forward_selected(bool gather, const at::Tensor& x, int64_t dim, const at::Tensor& index) {
+  const jitops::CoreNativeApi* api = forward_entries();
+  // Contiguous operands only: the Python call lays its result out after x's or the index's strides.
+  if (!api || !x.is_contiguous() || !index.is_contiguous()) return {};
+  at::AutoGradMode no_grad(false);
+  try {
+    return native_selected(api, gather, x, wrapped_dim(dim, x.dim()), index);
+  } catch (const std::exception&) {  // a plan that fails: the Python call raises its message
+    return {};
+  }
+}
+
+at::Tensor forward_upsampled(const at::Tensor& x, const std::vector<double>& scale) {
+  const jitops::CoreNativeApi* api = forward_entries();
+  if (!api || scale.empty() ||
+      !(x.is_contiguous() || (x.dim() == 4 && x.is_contiguous(at::MemoryFormat::ChannelsLast))))
+    return {};
+  at::AutoGradMode no_grad(false);
+  try {
+    return native_upsampled(api, /*backward=*/false, x, {}, scale);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+bool forward_added(bool scatter, const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                   const at::Tensor& source) {
+  const jitops::CoreNativeApi* api = forward_entries();
+  jitops::TensorDesc ds, di, dsrc;
+  if (!api || deterministic() || !describe_indexed(self, index, ds, di) || !describe(source, dsrc) ||
+      dsrc.device != ds.device)
+    return false;
+  at::AutoGradMode no_grad(false);
+  try {
+    char error[512] = "";
+    const int kind = scatter ? jitops::kCoreNativeElementwise : jitops::kCoreNativeAlongDim;
+    if (!ran(api->add(kind, &ds, dim, &di, &dsrc, current_stream(ds.device), error, sizeof(error)), error))
+      return false;
+  } catch (const std::exception&) {
+    return false;
+  }
+  self.unsafeGetTensorImpl()->bump_version();  // as the Python call's in-place write does
+  return true;
 }
 
 }  // namespace jitops_autograd

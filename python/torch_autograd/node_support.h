@@ -85,5 +85,14 @@ at::Tensor jit_neg(const at::Tensor& a);
 // contiguous, a dtype, device or shape the entry does not take, an error it reports (the Python call raises
 // its own message).
 at::Tensor forward_binary(bool divide, const at::Tensor& a, const at::Tensor& b, const at::IValue& number);
+// index_select (gather: gather) of x along dim at index, likewise: contiguous operands only.
+at::Tensor forward_selected(bool gather, const at::Tensor& x, int64_t dim, const at::Tensor& index);
+// upsample_nearest2d of x by `scale` (h, w), likewise: x contiguous or channels-last (the result laid out as x).
+at::Tensor forward_upsampled(const at::Tensor& x, const std::vector<double>& scale);
+// self.index_add_(dim, index, source) (alpha 1) or self.scatter_add_(dim, index, source) in place, likewise,
+// self's version bumped as the Python call bumps it; false where the Python call must run it (also under
+// torch.use_deterministic_algorithms: the entry's adds are atomic).
+bool forward_added(bool scatter, const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                   const at::Tensor& source);
 
 }  // namespace jitops_autograd

@@ -39,6 +39,15 @@ PyObject* run_forward(const std::shared_ptr<Node>& node, PyObject* fn, std::init
   return result.release();
 }
 
+// The same, with the output `out` that _core's native entry made where it took the call (forward_selected,
+// ...): then no Python call.
+PyObject* run_forward_native(const std::shared_ptr<Node>& node, const at::Tensor& out, PyObject* fn,
+                             std::initializer_list<PyObject*> args) {
+  if (!out.defined()) return run_forward(node, fn, args);
+  attach(node, out);
+  return wrap(out).release();
+}
+
 // The nodes are built as PyTorch's generated ones are (a Node subclass, its saved tensors as SavedVariables,
 // the graph wired by set_history), not as torch::autograd::Function's CppNode, whose generic bookkeeping
 // cost a few microseconds a forward-plus-backward call (NOTES 57). Each backward runs with the grad mode the
@@ -77,7 +86,8 @@ PyObject* index_select(PyObject* const* p, bool gather) {
   node->dim = wrapped_dim(dim, x.dim());
   node->shape = x.sizes().vec();
   node->index_ = SavedVariable(tensor(p[2]), false);
-  return run_forward(node, gather ? core().gather : core().index_select, {p[0], p[1], p[2]});
+  return run_forward_native(node, forward_selected(gather, x, dim, tensor(p[2])),
+                            gather ? core().gather : core().index_select, {p[0], p[1], p[2]});
 }
 
 // ---------------------------------------------------------------------------- upsample_nearest2d and its backward
@@ -111,7 +121,10 @@ PyObject* upsample(PyObject* const* p, bool backward) {
   node->of_backward = backward;
   node->size = backward ? x.sizes().slice(2).vec() : x.sizes().vec();
   node->scale = std::move(scale);
-  if (!backward) return run_forward(node, core().upsample_nearest2d, {p[0], or_none(p[1]), or_none(p[2])});
+  if (!backward) {
+    at::Tensor out = absent(p[1]) ? forward_upsampled(x, node->scale) : at::Tensor();
+    return run_forward_native(node, out, core().upsample_nearest2d, {p[0], or_none(p[1]), or_none(p[2])});
+  }
   return run_forward(node, core().upsample_nearest2d_backward, {p[0], p[1], or_none(p[2])});
 }
 
@@ -256,6 +269,10 @@ PyObject* binary(int64_t op, PyObject* const* p) {
 
 // ---------------------------------------------------------------------------- index_add_, scatter_add_ (in place)
 
+bool is_one(const at::IValue& alpha) {
+  return alpha.isInt() ? alpha.toInt() == 1 : alpha.isBool() ? alpha.toBool() : alpha.toDouble() == 1.0;
+}
+
 struct AddInPlaceBackward : Node {
   bool scatter = false;
   int64_t dim = 0;
@@ -271,7 +288,7 @@ struct AddInPlaceBackward : Node {
     if (task_should_compute_output(0)) out[0] = g;
     if (!task_should_compute_output(1)) return out;
     at::Tensor g_source = selected(scatter, g, dim, index_.unpack());
-    const bool unit = alpha.isInt() ? alpha.toInt() == 1 : alpha.isBool() ? alpha.toBool() : alpha.toDouble() == 1.0;
+    const bool unit = is_one(alpha);
     if (!scatter && !unit) g_source = jit_mul(g_source, alpha);
     out[1] = scatter ? padded_to(g_source, source_shape) : g_source.reshape(source_shape);
     return out;
@@ -310,7 +327,8 @@ PyObject* add_in_place(bool scatter, PyObject* const* p) {
   PyObject* det = scatter ? p[4] : p[5];
   if (!scatter && p[4]) args[n++] = p[4];
   if (det) args[n++] = det;
-  {
+  const bool unit = is_one(alpha);
+  if (!(unit && absent(det) && forward_added(scatter, self, node->dim, tensor(p[2]), source))) {
     at::AutoGradMode no_grad(false);
     call_op_object(scatter ? core().scatter_add_ : core().index_add_, args, n, det ? core().kw_deterministic : nullptr);
   }
