@@ -71,6 +71,7 @@ def main():
     gidx = torch.randint(0, 16, (64, 4), device=dev)
     g = torch.ones(8, 16, device=dev)
     g64 = torch.ones(64, 16, device=dev)
+    g64_exp = torch.ones((), device=dev).expand(64, 16)  # a sum's gradient
     g4 = torch.ones(64, 4, device=dev)
     sel_j, sel_t = jitops.index_select(xg, 0, idx), torch.index_select(xg, 0, idx)
     mul_j, mul_t = jitops.mul(xg, yg), torch.mul(xg, yg)
@@ -90,6 +91,10 @@ def main():
         "bwd only mul (grad())": (lambda: torch.autograd.grad(mul_j, (xg, yg), g64, retain_graph=True),
                                   lambda: torch.autograd.grad(mul_t, (xg, yg), g64, retain_graph=True)),
         "fwd+bwd mul": (lambda: jitops.mul(xg, yg).backward(g64), lambda: torch.mul(xg, yg).backward(g64)),
+        "bwd only mul, g expanded (grad())": (lambda: torch.autograd.grad(mul_j, (xg, yg), g64_exp, retain_graph=True),
+                                              lambda: torch.autograd.grad(mul_t, (xg, yg), g64_exp, retain_graph=True)),
+        "fwd+bwd mul .sum() (the per-call table's)": (lambda: jitops.mul(xg, yg).sum().backward(),
+                                                      lambda: torch.mul(xg, yg).sum().backward()),
         "fwd gather (grad)": (lambda: jitops.gather(xg, 1, gidx), lambda: torch.gather(xg, 1, gidx)),
         "bwd only gather (grad())": (lambda: torch.autograd.grad(gat_j, xg, g4, retain_graph=True),
                                      lambda: torch.autograd.grad(gat_t, xg, g4, retain_graph=True)),
