@@ -221,14 +221,8 @@ struct BinaryNumberBackward : Node {
 // (forward_binary), else the Python op on the call's own arguments.
 PyObject* run_forward_binary(const std::shared_ptr<Node>& node, int64_t op, PyObject* const* p, const at::Tensor& a,
                              const at::Tensor& b, const at::IValue& number) {
-  if (op == kMul || op == kDiv) {
-    at::Tensor out = forward_binary(op == kDiv, a, b, number);
-    if (out.defined()) {
-      attach(node, out);
-      return wrap(out).release();
-    }
-  }
-  return run_forward(node, binary_fn(op), {p[0], p[1]});
+  const at::Tensor out = op == kMul || op == kDiv ? forward_binary(op == kDiv, a, b, number) : at::Tensor();
+  return run_forward_native(node, out, binary_fn(op), {p[0], p[1]});
 }
 
 PyObject* binary(int64_t op, PyObject* const* p) {
@@ -288,8 +282,7 @@ struct AddInPlaceBackward : Node {
     if (task_should_compute_output(0)) out[0] = g;
     if (!task_should_compute_output(1)) return out;
     at::Tensor g_source = selected(scatter, g, dim, index_.unpack());
-    const bool unit = is_one(alpha);
-    if (!scatter && !unit) g_source = jit_mul(g_source, alpha);
+    if (!scatter && !is_one(alpha)) g_source = jit_mul(g_source, alpha);
     out[1] = scatter ? padded_to(g_source, source_shape) : g_source.reshape(source_shape);
     return out;
   }
@@ -327,8 +320,7 @@ PyObject* add_in_place(bool scatter, PyObject* const* p) {
   PyObject* det = scatter ? p[4] : p[5];
   if (!scatter && p[4]) args[n++] = p[4];
   if (det) args[n++] = det;
-  const bool unit = is_one(alpha);
-  if (!(unit && absent(det) && forward_added(scatter, self, node->dim, tensor(p[2]), source))) {
+  if (!(is_one(alpha) && absent(det) && forward_added(scatter, self, node->dim, tensor(p[2]), source))) {
     at::AutoGradMode no_grad(false);
     call_op_object(scatter ? core().scatter_add_ : core().index_add_, args, n, det ? core().kw_deterministic : nullptr);
   }
