@@ -154,13 +154,13 @@ __device__ __forceinline__ void gather_linear(const P& p) {
 
 // ShareIndex: the index does not vary along rows, so a thread's Unroll rows
 // share the first one's index load.
-// p.rows_first: the blocks' order (jitops/block_order.cuh).
+// p.band: the blocks' order (jitops/block_order.cuh).
 template <typename Unit, typename IndexT, bool Wrap, bool Flat, int Unroll, bool ShareIndex, typename P>
 __device__ __forceinline__ void gather_2d(const P& p) {
   typedef typename P::Linear Linear;
   typedef typename P::Stride Stride;
   const Linear rows = p.sizes[0].divisor, cols = p.sizes[1].divisor;
-  const BlockPlace block = block_place(p.rows_first);
+  const BlockPlace block = block_place_banded(p.band);
   const Linear col = (Linear)block.col * blockDim.x + threadIdx.x;
   if (col >= cols) return;
   const Stride out_col = (Stride)col * p.out_strides[1];

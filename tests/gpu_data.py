@@ -1,6 +1,8 @@
 """Random device data of every jitops dtype, and bit-exact comparison against
 numpy references (data-moving ops must reproduce the bits)."""
 
+import contextlib
+
 import numpy as np
 
 import jitops
@@ -66,3 +68,13 @@ def poisoned_like(torch, shape, dtype, device):
 
 
 DTYPES = list(jitops.DTYPES)
+
+
+@contextlib.contextmanager
+def index_checks_synced():
+    """Bad index values raise at the call that meets them (jitops.set_index_checks("sync")), then async again."""
+    jitops.set_index_checks("sync")
+    try:
+        yield
+    finally:
+        jitops.set_index_checks("async")

@@ -1,12 +1,13 @@
 """The 2-D gather walked rows first (blocks of one column range over every index value before the next
 range): index_select and take of repeated values over an x larger than a quarter of L2, and of a transposed
-x, against numpy, bit for bit, the output poisoned first; a bad index's position is still the first one."""
+x; and torch.gather's full index walked rows first within bands of column ranges. Against numpy, bit for bit,
+the output poisoned first; a bad index's position is still the first one."""
 
 import numpy as np
 import pytest
 
 import jitops
-from gpu_data import assert_same_bits, poisoned_like, random_host, to_numpy, to_torch
+from gpu_data import assert_same_bits, index_checks_synced, poisoned_like, random_host, to_numpy, to_torch
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -59,12 +60,56 @@ def test_bad_index_reports_the_first_position():
     idx_host[[23, 31]] = [16, 99]
     idx = torch.from_numpy(idx_host).to(DEVICE)
     assert rows_first(jitops.index_select, x, 0, idx)
-    jitops.set_index_checks("sync")
-    try:
-        with pytest.raises(IndexError, match=r"index_select: index holds 16 at position 23 "):
-            jitops.index_select(x, 0, idx)
-    finally:
-        jitops.set_index_checks("async")
+    with index_checks_synced(), pytest.raises(IndexError, match=r"index_select: index holds 16 at position 23 "):
+        jitops.index_select(x, 0, idx)
     idx_host[[23, 31]] = [1, 2]
     got = jitops.index_select(x, 0, torch.from_numpy(idx_host).to(DEVICE))
     assert torch.equal(got, x[torch.from_numpy(idx_host).to(DEVICE)])
+
+
+def in_bands(fn, *args, **kwargs):
+    return jitops.explain(fn, *args, **kwargs)[0]["regime"] == "2-D, rows first in bands of column ranges"
+
+
+# torch.gather with a full index along dim 0 over an x past half of L2 (the bands' rule in
+# runtime/ops/gather_block_order.cpp): odd column counts leave a partial column range and a partial
+# last band, odd index rows a partial row group; the last case's ranges are so tall that a band is one.
+FULL_INDEX_CASES = [
+    ("uint8", 64, (1 << 20) + 77, 41),
+    ("float16", 64, (1 << 19) + 3, 40),
+    ("bfloat16", 96, 1 << 19, 33),
+    ("float32", 64, 262144 + 100, 41),
+    ("int64", 64, 131072 + 5, 40),
+    ("float64", 64, 131072, 39),
+    ("complex64", 80, 131072 + 9, 40),
+    ("float32", 4096, 8192 + 1, 301),
+]
+
+
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+@pytest.mark.parametrize("dtype,rows,cols,index_rows", FULL_INDEX_CASES)
+def test_full_index_gather_in_bands(dtype, rows, cols, index_rows, index_dtype):
+    rng = np.random.default_rng([10, len(dtype), rows, index_rows, len(index_dtype)])
+    host = random_host(rng, (rows, cols), dtype)
+    x = to_torch(torch, host, dtype, DEVICE)
+    idx_host = rng.integers(0, rows, (index_rows, cols)).astype(index_dtype)
+    idx = torch.from_numpy(idx_host).to(DEVICE)
+    assert in_bands(jitops.gather, x, 0, idx)
+    out = poisoned_like(torch, (index_rows, cols), x.dtype, DEVICE)
+    assert jitops.gather(x, 0, idx, out=out) is out
+    assert_same_bits(to_numpy(torch, out), np.take_along_axis(host, idx_host.astype(np.int64), axis=0))
+
+
+def test_full_index_gather_in_bands_reports_the_first_bad_position():
+    rng = np.random.default_rng(11)
+    x = torch.from_numpy(rng.standard_normal((64, 262144)).astype(np.float32)).to(DEVICE)
+    idx_host = rng.integers(0, 64, (40, 262144))
+    idx_host[17, 5000], idx_host[30, 9] = 64, -1
+    idx = torch.from_numpy(idx_host).to(DEVICE)
+    assert in_bands(jitops.gather, x, 0, idx)
+    position = 17 * 262144 + 5000  # the first of the two bad values in C order
+    with index_checks_synced(), pytest.raises(IndexError, match=rf"^gather: index holds 64 at position {position} "):
+        jitops.gather(x, 0, idx)
+    idx_host[17, 5000], idx_host[30, 9] = 3, 4
+    idx = torch.from_numpy(idx_host).to(DEVICE)
+    assert torch.equal(jitops.gather(x, 0, idx), torch.gather(x, 0, idx))

@@ -197,5 +197,47 @@ def test_gather_rows_first_where_blocks_running_together_share_reads():
     assert regime(V([32, 5, 4096], "uint32"), 0, V([97], "int64")) is None  # 2.6 MB: x stays in L2
     assert regime(tr([12289, 2049], "float32", [1, 0]), 0, V([301], "int64")) == "2-D, rows first"
     assert regime(tr([2049, 2049], "float32", [1, 0]), 0, V([301], "int64")) is None  # 684 blocks: one wave
-    # the index varies along a row (a gather with a full index): columns first
-    assert spec("gather", V([97, 655360], "uint32"), 0, V([300, 655360], "int64"))["regime"] is None
+    # the index varies along a row (a gather with a full index): the bands' rule below
+    assert spec("gather", V([97, 655360], "uint32"), 0, V([300, 655360], "int64"))["regime"] != "2-D, rows first"
+
+
+def gather_band(report):
+    """The band field of a 32-bit 2-D gather's parameter block (templates/jitops/gather_params.h,
+    GatherParams<32, 2, 1>): 0 columns first, N bands of N column ranges."""
+    import ctypes
+
+    class Divider(ctypes.Structure):
+        _fields_ = [("divisor", ctypes.c_uint32), ("multiplier", ctypes.c_uint32), ("shift", ctypes.c_uint32)]
+
+    class Params(ctypes.Structure):
+        _fields_ = ([(n, ctypes.c_void_p) for n in ("out", "x", "index", "error")] +
+                    [("numel", ctypes.c_uint32), ("ndim", ctypes.c_int32), ("op_code", ctypes.c_int32),
+                     ("axis_size", ctypes.c_int64), ("axis_stride", ctypes.c_int32), ("sizes", Divider * 2)] +
+                    [(n, ctypes.c_int32 * 2) for n in ("out_strides", "x_strides", "index_strides")] +
+                    [("index_positions", ctypes.c_int64 * 2), ("x_ndim", ctypes.c_int32), ("band", ctypes.c_int32),
+                     ("x_sizes", Divider * 1), ("x_flat_strides", ctypes.c_int32 * 1)])
+
+    assert report["spec"]["dims"] == 2 and report["spec"]["offset"] == 32
+    assert report["param_bytes"] == ctypes.sizeof(Params) == len(report["params"])
+    return Params.from_buffer_copy(report["params"]).band
+
+
+def test_gather_full_index_walks_bands_of_column_ranges_where_random_draws_would_meet():
+    """torch.gather's index along the rows: rows first within bands of column ranges where index values drawn
+    at random would read x's sectors again from DRAM in the hardware's order; the band as wide as a sixteenth
+    of L2 holds of x's rows over those columns."""
+    banded = "2-D, rows first in bands of column ranges"
+    r = spec("gather", V([64, 262144], "float32"), 0, V([40, 262144], "int64"))  # 64 MB, 8 columns a sector
+    assert r["regime"] == banded and r["grid"][:2] == (1024, 10)
+    assert gather_band(r) == 50  # 64 rows x 256 columns x 4 bytes a range: 50 in 3.1 MB, the last band 24
+    r = spec("gather", V([64, 1048576], "uint8"), 0, V([40, 1048576], "int32"))
+    assert r["regime"] == banded and gather_band(r) == 200
+    r = spec("gather", V([4096, 8192], "float32"), 0, V([300, 8192], "int32"))  # a range's rows 4 MB: band 1
+    assert r["regime"] == banded and gather_band(r) == 1
+    # x within half of L2: it stays there in any order
+    r = spec("gather", V([64, 65536], "float32"), 0, V([40, 65536], "int64"))
+    assert r["regime"] is None and gather_band(r) == 0
+    # 512 draws a sector column over 65536 rows seldom meet: nothing to share
+    assert spec("gather", V([65536, 4096], "float32"), 0, V([64, 4096], "int64"))["regime"] is None
+    # the index the same along a row (index_select's): the slices' rule, not this one
+    assert spec("index_select", V([64, 262144], "float32"), 0, V([40], "int64"))["regime"] is None

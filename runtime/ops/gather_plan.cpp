@@ -9,6 +9,7 @@
 #include "jitops/gather_params.h"
 #include "runtime/arg_error.h"
 #include "runtime/int_math.h"
+#include "runtime/ops/gather_block_order.h"
 #include "runtime/ops/gather_tile_plan.h"
 
 namespace jitops {
@@ -110,7 +111,7 @@ bool fits_32bit(const GatherProblem& p) {
 }
 
 template <int Bits, int Dims, int FlatDims, bool Reuse = false>
-void fill_params(const GatherProblem& p, const IndexReuse& reuse, bool rows_first, IndexErrorSlot* slot,
+void fill_params(const GatherProblem& p, const IndexReuse& reuse, int band, IndexErrorSlot* slot,
                  LaunchPlan& plan) {
   typedef GatherParams<Bits, Dims, FlatDims, Reuse> Params;
   typedef typename Params::Divider Divider;
@@ -142,7 +143,7 @@ void fill_params(const GatherProblem& p, const IndexReuse& reuse, bool rows_firs
     params.reuse_x_stride = Stride(reuse.x_stride);
   }
   params.x_ndim = p.flat ? p.x_layout.ndim : 0;
-  params.rows_first = rows_first;
+  params.band = band;
   for (int d = 0; d < FlatDims; ++d) {
     bool used = p.flat && d < p.x_layout.ndim;
     params.x_sizes[d] = Divider(used ? p.x_layout.sizes[d] : 1);
@@ -152,56 +153,27 @@ void fill_params(const GatherProblem& p, const IndexReuse& reuse, bool rows_firs
 }
 
 template <int Bits>
-void fill_params_for_dims(const GatherProblem& p, const IndexReuse& reuse, int dims, bool rows_first,
+void fill_params_for_dims(const GatherProblem& p, const IndexReuse& reuse, int dims, int band,
                           IndexErrorSlot* slot, LaunchPlan& plan) {
   if (p.flat) {
     switch (dims) {
-      case 1: return fill_params<Bits, 1, kMaxDims>(p, reuse, rows_first, slot, plan);
-      case 2: return fill_params<Bits, 2, kMaxDims>(p, reuse, rows_first, slot, plan);
-      case 3: return fill_params<Bits, 3, kMaxDims>(p, reuse, rows_first, slot, plan);
-      default: return fill_params<Bits, kMaxDims, kMaxDims>(p, reuse, rows_first, slot, plan);
+      case 1: return fill_params<Bits, 1, kMaxDims>(p, reuse, band, slot, plan);
+      case 2: return fill_params<Bits, 2, kMaxDims>(p, reuse, band, slot, plan);
+      case 3: return fill_params<Bits, 3, kMaxDims>(p, reuse, band, slot, plan);
+      default: return fill_params<Bits, kMaxDims, kMaxDims>(p, reuse, band, slot, plan);
     }
   }
   if (reuse.extent > 0)  // the linear layout over 3 or more dims
-    return dims == 3 ? fill_params<Bits, 3, 1, true>(p, reuse, rows_first, slot, plan)
-                     : fill_params<Bits, kMaxDims, 1, true>(p, reuse, rows_first, slot, plan);
+    return dims == 3 ? fill_params<Bits, 3, 1, true>(p, reuse, band, slot, plan)
+                     : fill_params<Bits, kMaxDims, 1, true>(p, reuse, band, slot, plan);
   switch (dims) {
-    case 1: return fill_params<Bits, 1, 1>(p, reuse, rows_first, slot, plan);
-    case 2: return fill_params<Bits, 2, 1>(p, reuse, rows_first, slot, plan);
-    case 3: return fill_params<Bits, 3, 1>(p, reuse, rows_first, slot, plan);
-    default: return fill_params<Bits, kMaxDims, 1>(p, reuse, rows_first, slot, plan);
+    case 1: return fill_params<Bits, 1, 1>(p, reuse, band, slot, plan);
+    case 2: return fill_params<Bits, 2, 1>(p, reuse, band, slot, plan);
+    case 3: return fill_params<Bits, 3, 1>(p, reuse, band, slot, plan);
+    default: return fill_params<Bits, kMaxDims, 1>(p, reuse, band, slot, plan);
   }
 }
 
-
-// The 2-D layout's block order (gather_2d): rows first where each row is one
-// index value and the index is the same along it (a row is one slice of x:
-// index_select, take along an outer dim), the grid spans more than one wave
-// and 4 row groups (10 sorted values in 2 groups ran 7% slower rows first:
-// repeats next to each other meet in one group anyway), and x more than a
-// quarter of L2 (a smaller x stays in L2 in any order), so that blocks running
-// together share what they read, when either
-// - x's rows lie closer together than its columns (a transposed x): the rows
-//   of one column range read neighbouring addresses; or
-// - the index has more rows than x's indexed dim, so that values repeat, over
-//   slices of 8 blocks or more: the repeats of a value find its slice's column
-//   range in L2 (97 random rows of 32, 2.6 MB each: DRAM reads 220 -> 79 MB,
-//   as PyTorch's). With the index varying along a row, a row's random reads
-//   share sectors only while that row's blocks run together (NOTES 79).
-bool rows_first(const GatherProblem& p, const LaunchShape& shape, const DeviceInfo& device, int threads) {
-  const IterationSpace& s = p.space;
-  // rows: the index's values, columns: the slice each one names
-  if (p.flat || shape.dims != 2 || s.strides[kIndex][0] == 0 || s.strides[kIndex][1] != 0 || shape.grid[0] < 2 ||
-      shape.grid[1] < 4)
-    return false;
-  const int64_t wave = int64_t(device.sm_count) * std::max(1, device.max_threads_per_sm / threads);
-  if (int64_t(shape.grid[0]) * shape.grid[1] <= wave) return false;
-  const int64_t axis_extent = std::max<int64_t>(0, p.axis_size - 1) * std::abs(p.axis_stride);
-  if ((s.max_offset(kX) + axis_extent + 1) * p.element_bytes < device.l2_bytes / 4) return false;
-  const bool transposed = std::abs(p.axis_stride) < std::abs(s.strides[kX][1]);
-  const bool repeats = s.sizes[0] > p.axis_size && shape.grid[0] >= 8;
-  return transposed || repeats;
-}
 
 // What the gather launch depends on: the moved element, the index, the
 // layout, and the sizes of the inner and outer collapsed dims.
@@ -262,12 +234,12 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   plan.spec.fields[F::kIndexReuse] = dims == 2 ? (reuse.shared_rows ? shape.unroll : 1) : reuse.rows;
   plan.spec.fields[F::kMaxThreads] = tuning.threads;
 
-  const bool by_rows = rows_first(p, shape, device, tuning.threads);
-  if (by_rows) plan.regime = "2-D, rows first";
+  const GatherBlockOrder order = gather_block_order(p, shape, device, tuning.threads);
+  if (order.regime) plan.regime = order.regime;
   if (bits == 32)
-    fill_params_for_dims<32>(p, reuse, dims, by_rows, error_slot, plan);
+    fill_params_for_dims<32>(p, reuse, dims, order.band, error_slot, plan);
   else
-    fill_params_for_dims<64>(p, reuse, dims, by_rows, error_slot, plan);
+    fill_params_for_dims<64>(p, reuse, dims, order.band, error_slot, plan);
 
   std::copy(shape.grid, shape.grid + 3, plan.grid);
   std::copy(shape.block, shape.block + 3, plan.block);

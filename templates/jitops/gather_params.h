@@ -52,7 +52,7 @@ struct GatherParams : GatherReuseFields<Bits, Reuse> {
   int64_t index_positions[Dims];  // C-order strides of the index's shape: where a bad index was (report only)
   // Flat mode only (FlatDims > 1): x's collapsed shape, innermost last.
   int32_t x_ndim;
-  int32_t rows_first;  // 2-D layout: blocks of one column range take every row group first (gather_2d)
+  int32_t band;  // 2-D layout: 0 columns first, N bands of N column ranges, each band's rows first (gather_2d)
   Divider x_sizes[FlatDims];
   Stride x_flat_strides[FlatDims];
 };

@@ -1,0 +1,89 @@
+#include "runtime/ops/gather_block_order.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+
+namespace jitops {
+namespace {
+
+int64_t x_span_bytes(const GatherProblem& p) {
+  const int64_t axis_extent = std::max<int64_t>(0, p.axis_size - 1) * std::abs(p.axis_stride);
+  return (p.space.max_offset(kX) + axis_extent + 1) * p.element_bytes;
+}
+
+// Rows first where each row is one index value and the index is the same along
+// it (a row is one slice of x: index_select, take along an outer dim), the grid
+// spans more than one wave and 4 row groups (10 sorted values in 2 groups ran
+// 7% slower rows first: repeats next to each other meet in one group anyway),
+// and x more than a quarter of L2 (a smaller x stays in L2 in any order), so
+// that blocks running together share what they read, when either
+// - x's rows lie closer together than its columns (a transposed x): the rows
+//   of one column range read neighbouring addresses; or
+// - the index has more rows than x's indexed dim, so that values repeat, over
+//   slices of 8 blocks or more: the repeats of a value find its slice's column
+//   range in L2 (97 random rows of 32, 2.6 MB each: DRAM reads 220 -> 79 MB,
+//   as PyTorch's).
+bool slices_rows_first(const GatherProblem& p, const LaunchShape& shape, const DeviceInfo& device, int threads) {
+  const IterationSpace& s = p.space;
+  if (s.strides[kIndex][0] == 0 || s.strides[kIndex][1] != 0 || shape.grid[0] < 2 || shape.grid[1] < 4) return false;
+  const int64_t wave = int64_t(device.sm_count) * std::max(1, device.max_threads_per_sm / threads);
+  if (int64_t(shape.grid[0]) * shape.grid[1] <= wave) return false;
+  if (x_span_bytes(p) < device.l2_bytes / 4) return false;
+  const bool transposed = std::abs(p.axis_stride) < std::abs(s.strides[kX][1]);
+  const bool repeats = s.sizes[0] > p.axis_size && shape.grid[0] >= 8;
+  return transposed || repeats;
+}
+
+// torch.gather's full index along the rows (the index varies along both dims,
+// x does not move along the rows): out[r][c] = x[index[r][c]][c]. Each load
+// names its own 32-byte sector of x, and the loads of one column range's
+// sectors over all rows meet again only if those rows run together. Modelled
+// for index values drawn at random over the axis (the planner never sees
+// them): with D draws a sector column over an axis of A rows, rows first reads
+// A (1 - e^(-D/A)) sectors a column from DRAM; columns first reads one a load,
+// less what L2 keeps of x. Bands where that saves a tenth or more of the bytes
+// moved (index and output counted), bands whose x fits a sixteenth of L2.
+// Measured (H100, NOTES 83) over the 122 such plans of sweep seeds 100-704
+// past half a wave: random values 1.67x over 29 plans (seed 270's float32
+// 3629 -> 1127 us), sorted or repeated ones 0.96x over 27 (a stream of rows
+// 2 KB apart costs the output's and index's DRAM pages; seed 556's 8 repeated
+// values 288 -> 373 us, the least).
+int full_index_band(const GatherProblem& p, const LaunchShape& shape, const DeviceInfo& device) {
+  const IterationSpace& s = p.space;
+  if (s.strides[kX][0] != 0 || s.strides[kX][1] == 0 || s.strides[kIndex][0] == 0 || s.strides[kIndex][1] == 0 ||
+      shape.grid[0] < 2 || shape.grid[1] < 2 || p.axis_size < 1)
+    return 0;
+  const double rows = double(s.sizes[0]), cols = double(s.sizes[1]), axis = double(p.axis_size);
+  const int64_t column_bytes = std::abs(s.strides[kX][1]) * p.element_bytes;  // from one column of x to the next
+  const int64_t columns_a_sector = column_bytes < 32 ? std::max<int64_t>(1, 32 / column_bytes) : 1;
+  const double draws = rows * double(columns_a_sector);
+  const double distinct = axis * -std::expm1(-draws / axis);
+  const double x_bytes = double(x_span_bytes(p));
+  const double kept = std::min(1.0, double(device.l2_bytes / 2) / x_bytes) * std::max(0.0, 1.0 - distinct / draws);
+  const double columns_first = rows * cols * 32.0 * (1.0 - kept);
+  const double banded = cols / double(columns_a_sector) * distinct * 32.0;
+  const double streams = double(s.max_offset(kIndex) + 1) * p.index_bytes + rows * cols * p.element_bytes;
+  if (columns_first + streams < 1.1 * (banded + streams)) return 0;
+  const int64_t range_column_bytes = std::min<int64_t>(32, std::max<int64_t>(p.element_bytes, column_bytes));
+  const int64_t range_bytes = p.axis_size * int64_t(shape.block[0]) * range_column_bytes;  // x's rows over a range
+  return int(std::clamp<int64_t>(device.l2_bytes / 16 / std::max<int64_t>(1, range_bytes), 1, shape.grid[0]));
+}
+
+}  // namespace
+
+GatherBlockOrder gather_block_order(const GatherProblem& p, const LaunchShape& shape, const DeviceInfo& device,
+                                    int threads) {
+  GatherBlockOrder order;
+  if (p.flat || shape.dims != 2) return order;
+  if (slices_rows_first(p, shape, device, threads)) {
+    order.band = 1;
+    order.regime = "2-D, rows first";
+  } else if ((order.band = full_index_band(p, shape, device)) > 0) {
+    order.regime = "2-D, rows first in bands of column ranges";
+  }
+  return order;
+}
+
+}  // namespace jitops
