@@ -553,23 +553,20 @@ def test_a_self_past_half_the_l2_in_its_own_order(dtype):
 ADD_DTYPES = ["float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64"]
 
 
-@pytest.mark.parametrize("kind", ["sorted", "repeated", "random"])
-@pytest.mark.parametrize("dtype", ADD_DTYPES)
-def test_two_d_adds_along_a_sorted_row_combine_their_runs(dtype, kind):
-    """Adds through a full index along dim 1 of wide rows (the 2-D walk with a warp in one row, lane_runs 2):
-    a sorted index names one destination for most of a row, and each run of lanes adds once. scatter_add_
-    from a source sliced with a step, index_add_ with alpha along dim 1, and scatter_reduce_ sum and mean."""
-    rng = np.random.default_rng(seed("2-D runs", dtype, kind))
-    rows, cols, dests = 37, 1639, 211
+def full_index_of(rng, kind, rows, cols, dests):
+    """A (rows, cols) index into `dests`: sorted over the whole, 5 hot values, or random."""
     flat = rng.integers(0, dests, rows * cols)
-    idx = {"sorted": np.sort(flat), "repeated": rng.choice(rng.integers(0, dests, 5), rows * cols),
-           "random": flat}[kind].reshape(rows, cols)
+    return {"sorted": np.sort(flat), "repeated": rng.choice(rng.integers(0, dests, 5), rows * cols),
+            "random": flat}[kind].reshape(rows, cols)
+
+
+def reduce_along_dim_1(rng, dtype, idx, new_self, new_src, expect_walk):
+    """scatter_add_, and scatter_reduce_ sum and mean, through `idx` along dim 1 into fresh self and src
+    tensors, each against the reference; `expect_walk(report)` checks the plan first."""
     index = torch.from_numpy(idx).to(DEVICE)
     for reduce, include_self in [("add", True), ("sum", True), ("mean", False)]:
-        self_t = device_tensor(rng, (rows, dests), dtype, "contiguous")
-        src_t = device_tensor(rng, (rows, 3 * cols), dtype, "contiguous")[:, ::3]
-        spec = jitops.explain("scatter_add_", self_t, 1, index, src_t)[-1]["spec"]
-        assert (spec["dims"], spec["lane_runs"]) == (2, 2), spec
+        self_t, src_t = new_self(), new_src()
+        expect_walk(jitops.explain("scatter_add_", self_t, 1, index, src_t)[-1])
         before, terms = host(self_t), host(src_t)
         if reduce == "add":
             jitops.scatter_add_(self_t, 1, index, src_t)
@@ -579,6 +576,22 @@ def test_two_d_adds_along_a_sorted_row_combine_their_runs(dtype, kind):
             expect_reduced(self_t, before, scatter_positions(idx, 1), terms, reduce, include_self, dtype)
         except AssertionError as e:
             raise AssertionError(f"reduce={reduce}: {e}") from None
+
+
+@pytest.mark.parametrize("kind", ["sorted", "repeated", "random"])
+@pytest.mark.parametrize("dtype", ADD_DTYPES)
+def test_two_d_adds_along_a_sorted_row_combine_their_runs(dtype, kind):
+    """Adds through a full index along dim 1 of wide rows (the 2-D walk with a warp in one row, lane_runs 2):
+    a sorted index names one destination for most of a row, and each run of lanes adds once. scatter_add_
+    from a source sliced with a step, index_add_ with alpha along dim 1, and scatter_reduce_ sum and mean."""
+    rng = np.random.default_rng(seed("2-D runs", dtype, kind))
+    rows, cols, dests = 37, 1639, 211
+    idx = full_index_of(rng, kind, rows, cols, dests)
+
+    def expect_walk(report):
+        assert (report["spec"]["dims"], report["spec"]["lane_runs"]) == (2, 2), report["spec"]
+    reduce_along_dim_1(rng, dtype, idx, lambda: device_tensor(rng, (rows, dests), dtype, "contiguous"),
+                       lambda: device_tensor(rng, (rows, 3 * cols), dtype, "contiguous")[:, ::3], expect_walk)
     # index_add_ along dim 1: one index of cols positions, the same for every row
     self_t = device_tensor(rng, (rows, dests), dtype, "contiguous")
     src_t = device_tensor(rng, (rows, 3 * cols), dtype, "contiguous")[:, ::3]
@@ -588,6 +601,23 @@ def test_two_d_adds_along_a_sorted_row_combine_their_runs(dtype, kind):
     jitops.index_add_(self_t, 1, row_index, src_t, alpha=3)
     pos = scatter_positions(np.broadcast_to(idx[0], (rows, cols)), 1)
     expect_reduced(self_t, before, pos, 3 * terms, "add", True, dtype)
+
+
+@pytest.mark.parametrize("kind", ["sorted", "repeated", "random"])
+@pytest.mark.parametrize("dtype", ADD_DTYPES)
+def test_two_d_adds_with_a_warp_across_wide_rows_combine_their_runs(dtype, kind):
+    """A transposed self (its rows 1 element apart) gives each row of the 2-D walk 4 or 8 lanes, a warp a
+    few rows; the rows are wide, so adds combine their runs there too (lane_runs 2; 16-bit floats keep
+    single atomics, 1). scatter_add_, and scatter_reduce_ sum and mean, through a full index along dim 1."""
+    rng = np.random.default_rng(seed("2-D runs across rows", dtype, kind))
+    rows, cols, dests = 45, 1639, 211
+    lane_runs = 1 if dtype in ("float16", "bfloat16") else 2
+
+    def expect_walk(report):
+        assert report["block"][0] < 32 and (report["spec"]["dims"], report["spec"]["lane_runs"]) == (2, lane_runs)
+    reduce_along_dim_1(rng, dtype, full_index_of(rng, kind, rows, cols, dests),
+                       lambda: device_tensor(rng, (dests, rows), dtype, "contiguous").t(),
+                       lambda: device_tensor(rng, (rows, cols), dtype, "contiguous"), expect_walk)
 
 
 @pytest.mark.parametrize("dtype", ADD_DTYPES)

@@ -291,7 +291,8 @@ bool lanes_may_share(const IterationSpace& s) {
 // index is the same along a row, or self moves along the lanes' dim and a
 // warp lies in one row (its lanes differ there); 1 where they may, so that
 // compare-and-swap ops combine runs and peers; 2 where adds combine their
-// runs too: the lanes walk the indexed dim, a warp in one row.
+// runs too: the lanes walk the indexed dim, a warp in one row, or in a few
+// rows of 32 or more where lanes_along_index narrowed it (not 16-bit floats).
 // Seeds 100-143's 2-D adds through a full index, runs combined against not
 // (H100, the better of two runs each): along the indexed dim, a warp in one
 // row, 50 cases 1.16x in geomean, sorted and repeated indices up to 10.5x
@@ -301,12 +302,20 @@ bool lanes_may_share(const IterationSpace& s) {
 // (2097152x12) into 8: 130 -> 158 us); where self moves along the lanes no
 // run can form, and the runs' test alone cost 0.88-0.91x (float64
 // (5x1723975) along dim 0: 67.5 -> 76.8 us, registers 48 -> 62).
+// A warp across rows of 32 or more (4-8 lanes a row where lanes_along_index
+// counts fewer sectors so) combines its runs too (a run never crosses rows:
+// their destinations differ): 96 plans of seeds 100-706 1.054x and 1.068x
+// (old against old 1.016x), seed 706's sorted float64 (721x9021) into 2103
+// 234 -> 57 us (PyTorch 125), 243's float32 sum 1469 -> 466; 16-bit floats
+// 0.98x with two of 14 at 0.68x (float16 (5x577039) into 74084 random), so
+// they keep 1 (NOTES 83). The rest 1.075x, the least 0.95x at 5 us.
 int lane_runs_2d(const ScatterProblem& p, const LaunchShape& shape) {
   const IterationSpace& s = p.space;
   const bool one_row_a_warp = shape.block[0] >= 32;
   if (s.strides[kIndexOperand][1] == 0) return 0;
   if (s.strides[kSelfOperand][1] != 0) return one_row_a_warp || p.op == kScatterAdd ? 0 : 1;
-  return p.op == kScatterAdd && one_row_a_warp ? 2 : 1;
+  const bool narrow_float = p.element == kElemFloat16 || p.element == kElemBFloat16;
+  return p.op == kScatterAdd && (one_row_a_warp || (s.sizes[1] >= 32 && !narrow_float)) ? 2 : 1;
 }
 
 }  // namespace
