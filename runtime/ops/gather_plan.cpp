@@ -174,7 +174,6 @@ void fill_params_for_dims(const GatherProblem& p, const IndexReuse& reuse, int d
   }
 }
 
-
 // What the gather launch depends on: the moved element, the index, the
 // layout, and the sizes of the inner and outer collapsed dims.
 TuningPoint gather_point(const GatherProblem& p) {

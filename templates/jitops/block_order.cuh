@@ -14,7 +14,7 @@ struct BlockPlace {
   unsigned col, row;
 };
 
-// Bands (gather_plan's full index): the blocks of `band` neighbouring column
+// Bands (gather_block_order.cpp, a full index): the blocks of `band` neighbouring column
 // ranges take every row group before the next band, so that what blocks
 // running together read spans all rows but few columns; band 1 is rows first,
 // 0 the hardware's order.
