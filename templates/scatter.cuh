@@ -101,6 +101,8 @@ __device__ __forceinline__ void add_pack(const P& p, typename P::Stride off, con
   }
   if constexpr (Vec == 1) {
     fast_atomic_add(self, off, p.self_lo, p.self_hi, v.v[0]);
+  } else if constexpr (is_integer<T>::value && sizeof(T) <= 2) {  // 8- and 16-bit integers: one CAS a pack
+    cas_update_pack<T, Vec>(self + off, [&](int j, T cur) { return add_op(cur, v.v[j]); });
   } else {
 #pragma unroll
     for (int j = 0; j < Vec; ++j) atomic_add(self + off + j, v.v[j]);
@@ -132,13 +134,16 @@ __device__ __forceinline__ void apply(const P& p, typename P::Stride self_off, c
       for (int j = 0; j < Vec; ++j) v.v[j] = scale(v.v[j], p);
     }
     add_pack<T, Vec>(p, self_off, v);
+  } else if constexpr (Vec > 1) {  // a pack of compare-and-swap updates: one loop on the word it fills
+    if constexpr (Op == kScatterMul) cas_update_pack<T, Vec>(self, [&](int j, T cur) { return mul_op(cur, src.v[j]); });
+    if constexpr (Op == kScatterMax)
+      cas_update_pack<T, Vec, true>(self, [&](int j, T cur) { return max_op(cur, src.v[j]); });
+    if constexpr (Op == kScatterMin)
+      cas_update_pack<T, Vec, true>(self, [&](int j, T cur) { return min_op(cur, src.v[j]); });
   } else {
-#pragma unroll
-    for (int j = 0; j < Vec; ++j) {
-      if constexpr (Op == kScatterMul) atomic_mul(self + j, src.v[j]);
-      if constexpr (Op == kScatterMax) atomic_max(self + j, src.v[j]);
-      if constexpr (Op == kScatterMin) atomic_min(self + j, src.v[j]);
-    }
+    if constexpr (Op == kScatterMul) atomic_mul(self, src.v[0]);
+    if constexpr (Op == kScatterMax) atomic_max(self, src.v[0]);
+    if constexpr (Op == kScatterMin) atomic_min(self, src.v[0]);
   }
 }
 
@@ -167,6 +172,14 @@ struct IsCasOp {
   static constexpr bool value = Op == kScatterMul ||
                                 ((Op == kScatterMax || Op == kScatterMin) &&
                                  !(same_type<T, int>::value || same_type<T, long long>::value));
+};
+
+// Updates that take a compare-and-swap loop a pack: IsCasOp's, and adds of 8-
+// and 16-bit integers (no hardware atomic of their width). The planner packs
+// them as one 32- or 64-bit word where self's inner dim is dense.
+template <typename T, int Op>
+struct CasPack {
+  static constexpr bool value = IsCasOp<T, Op>::value || (Op == kScatterAdd && is_integer<T>::value && sizeof(T) <= 2);
 };
 
 // What a run is combined in: float for 16-bit floats, int for 8- and 16-bit
@@ -215,10 +228,10 @@ __device__ __forceinline__ A combine(A a, A b) {
 // rounding, fewer than a chain of CAS updates); a warp with no run pays one
 // shuffle and one vote a unit. Lanes that share a destination but not a run
 // (A B A) stay apart, which is only slower.
-template <typename T, int Op, int Unroll, typename P, typename IndexT>
+template <typename T, int Op, int Unroll, int Vec, typename P, typename IndexT>
 __device__ __forceinline__ void combine_runs(const P& p, const bool (&valid)[Unroll], const bool (&bad)[Unroll],
                                              const IndexT (&raw)[Unroll], const typename P::Stride (&off)[Unroll][4],
-                                             Pack<T, 1> (&src)[Unroll], bool (&merged)[Unroll]) {
+                                             Pack<T, Vec> (&src)[Unroll], bool (&merged)[Unroll]) {
   typedef typename RunValue<T>::type A;
   const unsigned active = __activemask();
   unsigned lane;
@@ -235,15 +248,24 @@ __device__ __forceinline__ void combine_runs(const P& p, const bool (&valid)[Unr
     // This lane's run ends at the next head above it (or 32).
     const unsigned above = lane == 31 ? 0u : heads & (0xFFFFFFFFu << (lane + 1));
     const unsigned end = above ? unsigned(__ffs(above) - 1) : 32u;
-    A v = A(src[k].v[0]);
+    A v[Vec];
+#pragma unroll
+    for (int e = 0; e < Vec; ++e) v[e] = A(src[k].v[e]);
 #pragma unroll
     for (unsigned step = 1; step < 32; step <<= 1) {
-      const A other = __shfl_down_sync(active, v, step);
-      if (lane + step < end) v = combine<Op>(v, other);
+#pragma unroll
+      for (int e = 0; e < Vec; ++e) {
+        const A other = __shfl_down_sync(active, v[e], step);
+        if (lane + step < end) v[e] = combine<Op>(v[e], other);
+      }
     }
     if (live) {
-      if (head) src[k].v[0] = T(v);
-      else merged[k] = true;
+      if (head) {
+#pragma unroll
+        for (int e = 0; e < Vec; ++e) src[k].v[e] = T(v[e]);
+      } else {
+        merged[k] = true;
+      }
     }
   }
 }
@@ -264,10 +286,10 @@ template <typename T> struct IsNarrowFloat {
   static constexpr bool value = same_type<T, __half>::value || same_type<T, __nv_bfloat16>::value;
 };
 
-template <typename T, int Op, int Unroll, bool AfterRuns, typename P, typename IndexT>
+template <typename T, int Op, int Unroll, int Vec, bool AfterRuns, typename P, typename IndexT>
 __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Unroll], const bool (&bad)[Unroll],
                                               const IndexT (&raw)[Unroll], const typename P::Stride (&off)[Unroll][4],
-                                              Pack<T, 1> (&src)[Unroll], bool (&merged)[Unroll]) {
+                                              Pack<T, Vec> (&src)[Unroll], bool (&merged)[Unroll]) {
   typedef typename P::Stride Stride;
   typedef typename RunValue<T>::type A;
   const unsigned active = __activemask();
@@ -303,17 +325,26 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
     unsigned higher = peers & ~below & ~(1u << lane);
     if (!__any_sync(active, higher != 0)) continue;  // no two live lanes share a destination
     unsigned rank = __popc(peers & below);
-    A v = A(src[k].v[0]);
+    A v[Vec];
+#pragma unroll
+    for (int e = 0; e < Vec; ++e) v[e] = A(src[k].v[e]);
     while (__any_sync(active, higher != 0)) {
       const int next = __ffs(higher);  // 0: none left
-      const A other = __shfl_sync(active, v, next ? next - 1 : 0);
-      if (next) v = combine<Op>(v, other);
+#pragma unroll
+      for (int e = 0; e < Vec; ++e) {
+        const A other = __shfl_sync(active, v[e], next ? next - 1 : 0);
+        if (next) v[e] = combine<Op>(v[e], other);
+      }
       higher &= ~__ballot_sync(active, rank & 1u);
       rank >>= 1;
     }
     if (live) {
-      if (__popc(peers & below) == 0) src[k].v[0] = T(v);
-      else merged[k] = true;
+      if (__popc(peers & below) == 0) {
+#pragma unroll
+        for (int e = 0; e < Vec; ++e) src[k].v[e] = T(v[e]);
+      } else {
+        merged[k] = true;
+      }
     }
   }
 }
@@ -370,9 +401,10 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
           if constexpr (Op == kScatterAdd) {
 #pragma unroll
             for (int e = 0; e < Vec; ++e) src[j].v[e] = add_op(src[j].v[e], src[k].v[e]);
-          } else {  // Vec is 1 for these; combined as a run is (RunValue)
+          } else {  // combined as a run is (RunValue)
             typedef typename RunValue<T>::type A;
-            src[j].v[0] = T(combine<Op>(A(src[j].v[0]), A(src[k].v[0])));
+#pragma unroll
+            for (int e = 0; e < Vec; ++e) src[j].v[e] = T(combine<Op>(A(src[j].v[e]), A(src[k].v[e])));
           }
           merged[k] = true;
         }
@@ -411,11 +443,14 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
   // against PyTorch's 517; combined, 81.5 us).
   constexpr bool kCombinesRuns = (RunsInLanes && IsCasOp<T, Op>::value) || (AddsCombineRuns && Op == kScatterAdd) ||
                                  (LanesShareRows && CombinesNativeRuns<T, Op>::value);
-  if constexpr (Vec == 1 && kCombinesRuns) combine_runs<T, Op, Unroll>(p, valid, bad, raw, off, src, merged);
-  if constexpr (Vec == 1 && kCombinesPeers) combine_peers<T, Op, Unroll, false>(p, valid, bad, raw, off, src, merged);
-  if constexpr (Vec == 1 && kCombinesHotPeers) {
+  // Packs of compare-and-swap updates (CasPack) combine as single elements do; other packs do not.
+  constexpr bool kCombines = Vec == 1 || CasPack<T, Op>::value;
+  if constexpr (kCombines && kCombinesRuns) combine_runs<T, Op, Unroll, Vec>(p, valid, bad, raw, off, src, merged);
+  if constexpr (kCombines && kCombinesPeers)
+    combine_peers<T, Op, Unroll, Vec, false>(p, valid, bad, raw, off, src, merged);
+  if constexpr (kCombines && kCombinesHotPeers) {
     if (__popc(__ballot_sync(__activemask(), merged_in_thread)) >= 2)
-      combine_peers<T, Op, Unroll, true>(p, valid, bad, raw, off, src, merged);
+      combine_peers<T, Op, Unroll, Vec, true>(p, valid, bad, raw, off, src, merged);
   }
 #pragma unroll
   for (int k = 0; k < Unroll; ++k) {

@@ -377,17 +377,24 @@ def test_sorted_and_repeated_indices(dtype, kind):
                 src_t = 1 + (src_t - src_t.mean()).clamp(-1, 1) * 0.001
             elif reduce == "prod":
                 src_t = src_t.clamp(-1, 1).to(src_t.dtype)
-            before, terms = host(self_t), host(src_t)
             index = torch.from_numpy(np.repeat(idx[:, None], width, 1)).to(DEVICE)
-            if reduce == "add":
-                jitops.scatter_add_(self_t, 0, index, src_t)
-            else:
-                jitops.scatter_reduce_(self_t, 0, index, src_t, reduce, include_self=include_self)
-            pos = scatter_positions(np.repeat(idx[:, None], width, 1), 0)
-            try:
-                expect_reduced(self_t, before, pos, terms, reduce, include_self, dtype)
-            except AssertionError as e:
-                raise AssertionError(f"reduce={reduce} include_self={include_self} width={width}: {e}") from None
+            reduce_rows_and_check(self_t, idx, index, src_t, reduce, include_self, dtype)
+
+
+def reduce_rows_and_check(self_t, idx, index, src_t, reduce, include_self, dtype):
+    """scatter_add_ (reduce "add") or scatter_reduce_ of rows along dim 0 through `index`, whose row r is
+    idx[r] across the width, against numpy."""
+    width = self_t.shape[1]
+    before, terms = host(self_t), host(src_t)
+    if reduce == "add":
+        jitops.scatter_add_(self_t, 0, index, src_t)
+    else:
+        jitops.scatter_reduce_(self_t, 0, index, src_t, reduce, include_self=include_self)
+    pos = scatter_positions(np.repeat(idx[:, None], width, 1), 0)
+    try:
+        expect_reduced(self_t, before, pos, terms, reduce, include_self, dtype)
+    except AssertionError as e:
+        raise AssertionError(f"reduce={reduce} include_self={include_self} width={width}: {e}") from None
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
@@ -644,3 +651,61 @@ def test_linear_walk_whose_lanes_cannot_meet_adds_each_unit(dtype):
         else:
             jitops.scatter_reduce_(self_t, 1, index, src_t, reduce, include_self=include_self)
         expect_reduced(self_t, before, scatter_positions(idx, 1), terms, reduce, include_self, dtype)
+
+
+CAS_PACK_DTYPES = ["float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16"]
+
+
+def cas_pack_elements(dtype, width, offset):
+    """The elements a thread updates in one compare-and-swap: those that fill a 32-bit word, where the row's
+    width and self's offset (in elements) keep every word whole; one a thread otherwise."""
+    v = 4 // getattr(torch, dtype).itemsize
+    return v if v >= 2 and width % v == 0 and offset % v == 0 else 1
+
+
+def cas_pack_values(rng, reduce, dtype, shape):
+    """Random values; for products, floats of magnitude 0.5 to 2 (no float16 subnormal, whose rounding is
+    absolute) and integers in [-3, 3], so that products of many terms stay meaningful."""
+    if reduce != "prod":
+        return device_tensor(rng, shape, dtype, "contiguous")
+    if dtype in EPS:
+        values = rng.uniform(0.5, 2, shape) * rng.choice([-1, 1], shape)
+        return torch.from_numpy(values).to(DEVICE).to(getattr(torch, dtype))
+    return torch.from_numpy(rng.integers(-3, 4, shape).astype(dtype)).to(DEVICE)
+
+
+def cas_pack_terms(rng, reduce, dtype, shape):
+    """Source values: for float products, near 1 (1 +- 0.01), so thousands of terms into a hot row stay
+    finite."""
+    if reduce == "prod" and dtype in EPS:
+        return torch.from_numpy(1 + rng.uniform(-0.01, 0.01, shape)).to(DEVICE).to(getattr(torch, dtype))
+    return cas_pack_values(rng, reduce, dtype, shape)
+
+
+@pytest.mark.parametrize("kind", ["sorted", "repeated", "random"])
+@pytest.mark.parametrize("dtype", CAS_PACK_DTYPES)
+def test_compare_and_swap_rows_update_a_word_at_once(dtype, kind):
+    """Rows reached through an expanded index, updated by compare-and-swap (products, floating max and min,
+    adds of 8- and 16-bit integers): a thread takes the row's elements that fill a 32-bit word and updates
+    them in one loop; rows whose width or self's offset leave no whole word, and 32- and 64-bit elements, keep
+    one element a thread. Sorted, 5 hot and random destinations, against numpy; the element that shares the
+    first word with a misaligned self stays as it was."""
+    rng = np.random.default_rng(seed("cas packs", dtype, kind))
+    n, dests = 20011, 3001
+    idx = {"sorted": np.sort(rng.integers(0, dests, n)), "repeated": rng.choice(rng.integers(0, dests, 5), n),
+           "random": rng.integers(0, dests, n)}[kind]
+    reduces = [("prod", True), ("prod", False), ("amax", True), ("amin", False)]
+    if dtype not in EPS:
+        reduces += [("add", True), ("sum", False)]
+    for width, offset in ((32, 0), (6, 0), (32, 1)):
+        for reduce, include_self in reduces:
+            base = cas_pack_values(rng, reduce, dtype, (dests * width + offset,))
+            self_t = base[offset:].view(dests, width)
+            src_t = cas_pack_terms(rng, reduce, dtype, (n, 2 * width))[:, :width]  # rows a step apart
+            index = torch.from_numpy(idx).to(DEVICE)[:, None].expand(n, width)
+            vec = jitops.explain("scatter_reduce_", self_t, 0, index, src_t, "sum" if reduce == "add" else reduce,
+                                 include_self=include_self)[-1]["spec"]["vec"]
+            assert vec == cas_pack_elements(dtype, width, offset), (width, offset, reduce, vec)
+            outside = host(base[:offset])
+            reduce_rows_and_check(self_t, idx, index, src_t, reduce, include_self, dtype)
+            np.testing.assert_array_equal(host(base[:offset]), outside)  # the first word's other element

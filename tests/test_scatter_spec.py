@@ -408,3 +408,26 @@ def test_two_d_adds_combine_runs_with_a_warp_across_a_few_wide_rows():
     for dtype in ("float32", "float64", "int8", "int32", "int64"):
         assert walk(dtype) == 2, dtype
     assert walk("float16") == 1 and walk("bfloat16") == 1
+
+
+def test_compare_and_swap_updates_of_dense_rows_go_a_word_at_a_time():
+    """Products, floating max and min, and adds of 8- and 16-bit integers along rows reached through an
+    expanded index: a thread updates the elements that fill a 32-bit word in one compare-and-swap loop where
+    the row's width and self's alignment allow; native atomics and 32- and 64-bit elements keep one a thread."""
+    def vec(op, dtype, width, reduce=None, offset_bytes=0):
+        self_ = V([3001, width], dtype, address=256 + offset_bytes)
+        index = V([20011, width], "int64", strides=[1, 0])
+        src = V([20011, width], dtype, strides=[2 * width, 1])  # rows a step apart
+        args = (self_, 0, index, src) + ((reduce,) if reduce else ())
+        return jitops.explain(op, *args, arch="sm_90")[-1]["spec"]["vec"]
+    assert vec("scatter_reduce_", "bfloat16", 32, "prod") == 2
+    assert vec("scatter_reduce_", "float16", 6, "amax") == 2
+    assert vec("scatter_add_", "int8", 32) == 4 and vec("scatter_add_", "int16", 6) == 2
+    assert vec("scatter_reduce_", "uint8", 12, "prod") == 4
+    assert vec("scatter_reduce_", "float16", 32, "prod", offset_bytes=2) == 1  # the word would straddle two
+    assert vec("scatter_reduce_", "bfloat16", 33, "amin") == 1
+    assert vec("scatter_reduce_", "int8", 6, "amin") == 1  # no whole word a row
+    assert vec("scatter_reduce_", "float32", 32, "amin") == 1 and vec("scatter_reduce_", "float64", 32, "prod") == 1
+    assert vec("scatter_reduce_", "int16", 32, "amax") == 2
+    assert vec("scatter_reduce_", "int32", 32, "amax") == 1  # a native atomic: one element a thread
+    assert vec("scatter_add_", "int32", 32) == 1

@@ -22,25 +22,52 @@ std::atomic<int64_t> g_small_index_threshold{16};
 // not worth the planning time.
 constexpr int64_t kWalkOrderMinUnits = int64_t(1) << 16;
 
+// The updates templates/scatter.cuh's IsCasOp makes compare-and-swap loops.
+bool is_cas_update(const ScatterProblem& p) {
+  const bool wide_int = p.element == kElemInt32 || p.element == kElemInt64;
+  return p.op == kScatterMul || ((p.op == kScatterMax || p.op == kScatterMin) && !wide_int);
+}
+
+// Updates templates/scatter.cuh's CasPack applies a pack at a time, by one
+// compare-and-swap of the word the pack fills.
+bool is_cas_pack(const ScatterProblem& p) {
+  const bool narrow_int = p.element == kElemInt8 || p.element == kElemUInt8 || p.element == kElemInt16;
+  return is_cas_update(p) || (p.op == kScatterAdd && narrow_int);
+}
+// The word a compare-and-swap pack fills: 4 bytes, the word an 8- or 16-bit
+// element's own CAS takes anyway. 8-byte words (64-bit CAS) lost on max and
+// min, whose update often leaves a word as it is and then needs no CAS, but
+// needs a pack's every element unchanged: 16-bit floats' max and min 0.94x in
+// geomean, down to 0.33x; float32 products 1.09x, down to 0.71x (NOTES 84).
+constexpr int kCasPackBytes = 4;
+
 // Moves V adjacent elements per access when the innermost dim is contiguous in
 // self and src, does not vary the index, and strides and pointers allow it.
+// Compare-and-swap updates of 8- and 16-bit elements go as packs that fill a
+// 32-bit word, one CAS loop on it: lone bfloat16 products along rows of 32
+// had lanes 2k and 2k+1 contend for each word (seed 708: 983 -> 325 us,
+// PyTorch 505; 66 such plans of seeds 100-708 1.35x in geomean, NOTES 84).
 void choose_vector(ScatterProblem& p, int max_bytes, int& vec) {
   vec = 1;
-  if (p.op != kScatterAdd && p.op != kScatterCopy && p.op != kScatterFill) return;
+  const bool cas_pack = is_cas_pack(p);
+  if (p.op != kScatterAdd && p.op != kScatterCopy && p.op != kScatterFill && !cas_pack) return;
   if (p.counts) return;
+  if (cas_pack) max_bytes = std::min(max_bytes, kCasPackBytes);
+  const int min_bytes = cas_pack ? kCasPackBytes : 2 * p.element_bytes;
   // Adds vectorize only where a pack goes out as one reduction (float32 as
   // red.v4/v2, 16-bit floats as packed pairs). For integers and float64 each
   // element is its own atomic, and a pack of V per lane strides V elements
   // across the warp, touching V times the sectors an atomic instruction: int32
   // rows of 64 ran at 0.58x PyTorch's with V = 4, float32 at 1.15x (NOTES 54).
-  if (p.op == kScatterAdd && p.element != kElemFloat32 && p.element != kElemFloat16 && p.element != kElemBFloat16)
+  if (p.op == kScatterAdd && !cas_pack && p.element != kElemFloat32 && p.element != kElemFloat16 &&
+      p.element != kElemBFloat16)
     return;
   IterationSpace& s = p.space;
   const int c = s.ndim - 1;
   const bool has_src = p.op != kScatterFill;
   if (s.strides[kSelfOperand][c] != 1 || s.strides[kIndexOperand][c] != 0) return;
   if (has_src && s.strides[kSrcOperand][c] != 1) return;
-  for (int v = max_bytes / p.element_bytes; v > 1; v /= 2) {
+  for (int v = max_bytes / p.element_bytes; v > 1 && v * p.element_bytes >= min_bytes; v /= 2) {
     const int64_t bytes = int64_t(v) * p.element_bytes;
     bool ok = s.sizes[c] % v == 0 && p.axis_stride % v == 0 && reinterpret_cast<uintptr_t>(p.self) % bytes == 0 &&
               (!has_src || reinterpret_cast<uintptr_t>(p.src) % bytes == 0);
@@ -73,12 +100,6 @@ int64_t self_run_elements(const IterationSpace& s) {
     }
   }
   return run;
-}
-
-// The updates templates/scatter.cuh's IsCasOp makes compare-and-swap loops.
-bool is_cas_update(const ScatterProblem& p) {
-  const bool wide_int = p.element == kElemInt32 || p.element == kElemInt64;
-  return p.op == kScatterMul || ((p.op == kScatterMax || p.op == kScatterMin) && !wide_int);
 }
 
 bool fits_32bit(const ScatterProblem& p) {
@@ -426,7 +447,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   if (tuning.adapt_unroll && (is_cas_update(p) || p.op == kScatterPrepare)) {
     const bool extremum = p.op == kScatterMax || p.op == kScatterMin;
     const int64_t span = std::max<int64_t>(1, p.self_hi - p.self_lo + 1);
-    if (s.numel() >= (extremum ? 32 : 8) * span) {
+    if (s.numel() * vec >= (extremum ? 32 : 8) * span) {  // terms a destination: elements, not packs
       tune.unroll = 8;
       tune.adapt_unroll = false;
     } else if (extremum) {

@@ -86,6 +86,29 @@ __device__ __forceinline__ void cas_update(T* addr, F f) {
   }
 }
 
+// *addr[j] = f(j, *addr[j]) for the Vec adjacent elements that fill an
+// aligned 32-bit word, by one compare-and-swap of the word: lone 16-bit
+// elements along a row had lanes 2k and 2k+1 race for it, one of each pair
+// losing and retrying, a CAS round trip an element. kSkipUnchanged as in
+// cas_update, for the whole word.
+template <typename T, int Vec, bool kSkipUnchanged = false, typename F>
+__device__ __forceinline__ void cas_update_pack(T* addr, F f) {
+  static_assert(sizeof(T) * Vec == 4, "a pack fills one 32-bit word");
+  unsigned int* word = (unsigned int*)addr;
+  unsigned int old = *word, assumed;
+  do {
+    assumed = old;
+    T v[Vec];
+    memcpy(v, &assumed, 4);
+#pragma unroll
+    for (int j = 0; j < Vec; ++j) v[j] = f(j, v[j]);
+    unsigned int next;
+    memcpy(&next, v, 4);
+    if (kSkipUnchanged && next == assumed) return;
+    old = atomicCAS(word, assumed, next);
+  } while (old != assumed);
+}
+
 // Arithmetic that keeps 16-bit floats' rounding (compute in float, round once)
 // and propagates NaN through max/min as torch.maximum does.
 template <typename T> __device__ __forceinline__ T add_op(T a, T b) { return T(a + b); }
