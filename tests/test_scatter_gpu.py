@@ -475,6 +475,42 @@ def test_rows_a_few_bytes_apart_from_a_transposed_source(dtype):
         np.testing.assert_array_equal(host(base)[:, 0::2], base_before[:, 0::2])  # the gaps stay untouched
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "float16", "bfloat16"])
+def test_short_rows_along_their_own_dim_take_a_warp_a_row(dtype):
+    """index_fill_, index_copy_ and index_add_ along the inner dim of rows under a sector (25 or 13
+    elements): a row's destinations span one or two sectors, so a warp's lanes take one row's whole index
+    (the plan checked), with idle lanes where it is shorter than a power of two; sorted indices with repeats
+    for the fill and the add, distinct ones for the copy, against numpy."""
+    rng = np.random.default_rng(seed("short rows", dtype))
+    width = 25 if np.dtype(dtype).itemsize == 1 else 13
+    rows, n = 4099, 37
+    fill_idx = np.sort(rng.integers(0, width, n))
+    copy_idx = rng.permutation(width)[:9]
+    value = 2.75 if dtype in EPS else -3
+    for op in ("index_fill_", "index_copy_", "index_add_"):
+        self_t = device_tensor(rng, (rows, width), dtype, "contiguous")
+        idx = copy_idx if op == "index_copy_" else fill_idx
+        index = torch.from_numpy(idx).to(DEVICE)
+        src_t = device_tensor(rng, (rows, len(idx)), dtype, "contiguous")
+        args = (value,) if op == "index_fill_" else (src_t,)
+        lanes = jitops.explain(op, self_t, 1, index, *args)[-1]["block"][0]
+        assert lanes >= min(32, len(idx)), (op, lanes)
+        before, src_h = host(self_t), host(src_t)
+        getattr(jitops, op)(self_t, 1, index, *args)
+        ref = before.copy()
+        if op == "index_fill_":
+            ref[:, idx] = round_to(value, dtype) if dtype in EPS else np.array(value).astype(dtype)
+        elif op == "index_copy_":
+            ref[:, idx] = src_h
+        elif dtype in EPS:
+            ref, bound = accumulate_reference(before.T, idx, src_h.T, dtype)
+            check_float(self_t.t(), ref, bound, dtype)
+            continue
+        else:
+            np.add.at(ref.T, idx, src_h.T)
+        np.testing.assert_array_equal(host(self_t), ref)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "int32", "int64"])
 def test_walks_along_the_index_inner_dim(dtype):
     """Full indices read from transposed sources, large enough (2^16 units or more) for the planner to put

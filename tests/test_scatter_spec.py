@@ -191,6 +191,12 @@ def test_rows_a_few_bytes_apart_in_self_share_a_warp():
     # rows 64 bytes or more apart (a contiguous self, along dim 1) keep the row across the warp
     (r,) = plans("index_add_", V([4096, 4096], "float32"), 1, V([1000], "int64"), V([4096, 1000], "float32"))
     assert r["block"][0] >= 32
+    # rows of 25 bytes along their own dim (seed 707's index_fill_): a row's destinations span one sector,
+    # which a warp along the index writes together; 4 lanes a row, 8 rows, spread it over 7
+    (r,) = plans("index_fill_", V([32, 33829, 25], "uint8"), 2, V([37], "int32"), 3)
+    assert r["block"][0] == 32, r["block"]
+    (r,) = plans("index_add_", V([4000, 12], "int16"), 1, V([40], "int64"), V([4000, 40], "int16"))
+    assert r["block"][0] == 32, r["block"]
 
 
 def test_units_a_thread_leave_the_grid_a_wave():
