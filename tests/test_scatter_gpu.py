@@ -482,7 +482,7 @@ def test_short_rows_along_their_own_dim_take_a_warp_a_row(dtype):
     (the plan checked), with idle lanes where it is shorter than a power of two; sorted indices with repeats
     for the fill and the add, distinct ones for the copy, against numpy."""
     rng = np.random.default_rng(seed("short rows", dtype))
-    width = 25 if np.dtype(dtype).itemsize == 1 else 13
+    width = 25 if getattr(torch, dtype).itemsize == 1 else 13
     rows, n = 4099, 37
     fill_idx = np.sort(rng.integers(0, width, n))
     copy_idx = rng.permutation(width)[:9]
@@ -745,3 +745,22 @@ def test_compare_and_swap_rows_update_a_word_at_once(dtype, kind):
             outside = host(base[:offset])
             reduce_rows_and_check(self_t, idx, index, src_t, reduce, include_self, dtype)
             np.testing.assert_array_equal(host(base[:offset]), outside)  # the first word's other element
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float16", "float32", "int64"])
+def test_fills_through_a_few_hot_values(dtype):
+    """index_fill_ of a 1-D self through 2M indices of 8 hot values, and of random ones (the linear walk,
+    several units a thread, lanes that may meet): every named element takes the value, the rest stay."""
+    rng = np.random.default_rng(seed("hot fills", dtype))
+    n, size = 2_000_003, 1_000_003
+    value = 2.75 if dtype in EPS else -3
+    for kind in ("hot", "random"):
+        idx = rng.integers(0, size, 8)[rng.integers(0, 8, n)] if kind == "hot" else rng.integers(0, size, n)
+        self_t = device_tensor(rng, (size,), dtype, "contiguous")
+        index = torch.from_numpy(idx).to(DEVICE)
+        spec = jitops.explain("index_fill_", self_t, 0, index, value)[-1]["spec"]
+        assert spec["unroll"] > 1 and spec["lane_runs"] == 1, spec
+        ref = host(self_t).copy()
+        ref[idx] = round_to(value, dtype) if dtype in EPS else np.array(value).astype(dtype)
+        jitops.index_fill_(self_t, 0, index, value)
+        np.testing.assert_array_equal(host(self_t), ref, err_msg=kind)
