@@ -176,7 +176,7 @@ struct IsCasOp {
 
 // Updates that take a compare-and-swap loop a pack: IsCasOp's, and adds of 8-
 // and 16-bit integers (no hardware atomic of their width). The planner packs
-// them as one 32- or 64-bit word where self's inner dim is dense.
+// them to fill one 32-bit word where self's inner dim is dense.
 template <typename T, int Op>
 struct CasPack {
   static constexpr bool value = IsCasOp<T, Op>::value || (Op == kScatterAdd && is_integer<T>::value && sizeof(T) <= 2);
