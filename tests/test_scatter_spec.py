@@ -2,6 +2,7 @@
 no GPU: element type, vector width, regime, passes."""
 
 import ctypes
+import re
 
 import pytest
 
@@ -354,6 +355,32 @@ def test_max_and_min_take_one_unit_a_thread_under_32_terms_a_destination():
     assert unroll("amin", "float16", 1154892, 69156) == 1
     assert unroll("amin", "float16", 1154892 * 2, 69156) == 8  # 33 terms a destination
     assert unroll("prod", "float16", 1154892, 69156) == 8
+    # float32 and float64 max and min are reductions after a read: one unit a thread under 32 terms, the
+    # default from there (4 for this many units, as an int32 amax's), not the compare-and-swap's 8.
+    for dtype in ("float32", "float64"):
+        assert unroll("amax", dtype, 1154892, 69156) == 1
+        assert unroll("amax", dtype, 1154892 * 2, 69156) == unroll("amax", "int32", 1154892 * 2, 69156) == 4
+
+
+@pytest.mark.parametrize("dtype, word", [("float32", "32"), ("float64", "64")])
+def test_float_max_and_min_are_integer_reductions_on_the_bits(dtype, word):
+    """float32 and float64 amax / amin reduce with red.max / red.min on the value's bits (signed for values
+    of sign 0, unsigned for the others, the NaN rule in jitops/float_extremum.cuh), no compare-and-swap
+    loop; 16-bit floats keep theirs."""
+    def ptx(dtype, reduce):
+        (r,) = plans("scatter_reduce_", V([1000, 16], dtype), 0, V([50000, 16], "int64"), V([50000, 16], dtype),
+                     reduce)
+        return r["ptx"]
+    int_word = {"32": "int32", "64": "int64"}[word]
+    for reduce, ops in (("amax", ("max.s", "min.u")), ("amin", ("min.s", "max.u"))):
+        code = ptx(dtype, reduce)
+        reductions = set(re.findall(r"red\.global\.(\w+\.\w+)", code))
+        assert reductions == {op + word for op in ops}, reductions
+        # No loop of its own: as many CAS as the int32 / int64 kernel's (the index-error report's lock).
+        assert code.count("atom.cas.") == ptx(int_word, reduce).count("atom.cas.")
+    (r,) = plans("scatter_reduce_", V([1000, 16], "float16"), 0, V([50000, 16], "int64"), V([50000, 16], "float16"),
+                 "amax")
+    assert "red.global.max" not in r["ptx"] and "atom.cas.b32" in r["ptx"]
 
 
 def test_compare_and_swap_runs_combine_only_where_lanes_walk_the_index():

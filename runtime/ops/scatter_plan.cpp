@@ -22,10 +22,17 @@ std::atomic<int64_t> g_small_index_threshold{16};
 // not worth the planning time.
 constexpr int64_t kWalkOrderMinUnits = int64_t(1) << 16;
 
-// The updates templates/scatter.cuh's IsCasOp makes compare-and-swap loops.
+// Max and min of float32 and float64: a read, then an integer reduction on
+// the bits where the value changes (templates/jitops/float_extremum.cuh).
+bool is_float_extremum(const ScatterProblem& p) {
+  return (p.op == kScatterMax || p.op == kScatterMin) && (p.element == kElemFloat32 || p.element == kElemFloat64);
+}
+
+// The updates that are compare-and-swap loops: products, and max and min of
+// 8- and 16-bit elements.
 bool is_cas_update(const ScatterProblem& p) {
   const bool wide_int = p.element == kElemInt32 || p.element == kElemInt64;
-  return p.op == kScatterMul || ((p.op == kScatterMax || p.op == kScatterMin) && !wide_int);
+  return p.op == kScatterMul || ((p.op == kScatterMax || p.op == kScatterMin) && !wide_int && !is_float_extremum(p));
 }
 
 // Updates templates/scatter.cuh's CasPack applies a pack at a time, by one
@@ -442,11 +449,11 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
     const int64_t wave = int64_t(device.sm_count) * device.max_threads_per_sm;
     while (tune.unroll > 1 && s.numel() / tune.unroll < wave) tune.unroll /= 2;
   }
-  // Compare-and-swap updates (products; max and min but of int32 and int64)
-  // with many terms a destination, and the identity stores before them: each
-  // thread takes 8 units in turn, so that fewer contend at once. A CAS loses
-  // to every other one in flight on its address; a float16 product of 109117
-  // terms into 1504 (one unit a thread, all in flight) made 4.7M CAS
+  // Compare-and-swap updates (products; max and min of 8- and 16-bit
+  // elements) with many terms a destination, and the identity stores before
+  // them: each thread takes 8 units in turn, so that fewer contend at once. A
+  // CAS loses to every other one in flight on its address; a float16 product
+  // of 109117 terms into 1504 (one unit a thread, all in flight) made 4.7M CAS
   // attempts, 886 us against PyTorch's 240 (1.17M and 242 us at 8 a thread;
   // NOTES 64). Max and min leave their loop once the value stands, so they
   // contend less: under 32 terms a destination they take one unit a thread
@@ -454,13 +461,20 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // 882; 41 max / min cases of seeds 40-69 1.36x faster in geomean, NOTES
   // 71). Products keep 8 from 8 terms on: at one unit a thread, products
   // into hot repeated destinations ran up to 2.3x slower.
-  if (tuning.adapt_unroll && (is_cas_update(p) || p.op == kScatterPrepare)) {
-    const bool extremum = p.op == kScatterMax || p.op == kScatterMin;
+  // float32 and float64 max and min (a read, then a reduction where the
+  // value changes) keep one unit a thread under 32 terms a destination, and
+  // take the default from there: 118 such cases of seeds 100-710 1.06x
+  // faster than with 8 (float32 amax of rows of 16, 35 terms a destination:
+  // 95.6 -> 57.1 us, PyTorch 81.7), where the default under 32 terms lost up
+  // to 23% (a random float32 amin into 94M elements 676 -> 873 us; NOTES 85).
+  const bool extremum = p.op == kScatterMax || p.op == kScatterMin;
+  if (tuning.adapt_unroll && (is_cas_update(p) || is_float_extremum(p) || p.op == kScatterPrepare)) {
     const int64_t span = std::max<int64_t>(1, p.self_hi - p.self_lo + 1);
-    if (s.numel() * vec >= (extremum ? 32 : 8) * span) {  // terms a destination: elements, not packs
+    const bool many_terms = s.numel() * vec >= (extremum ? 32 : 8) * span;  // terms a destination: elements
+    if (many_terms && !is_float_extremum(p)) {
       tune.unroll = 8;
       tune.adapt_unroll = false;
-    } else if (extremum) {
+    } else if (!many_terms && extremum) {
       tune.unroll = 1;
       tune.adapt_unroll = false;
     }

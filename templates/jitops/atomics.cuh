@@ -2,13 +2,16 @@
 //
 // Hardware atomics where they exist (float, double, int32, int64 add; int32
 // and int64 max/min; half2 / bfloat162 add; float4 add on sm_90); a CAS loop
-// where they do not (products, float max/min, 8- and 16-bit integers).
+// where they do not (products, 16-bit float max/min, 8- and 16-bit integers).
+// float and double max/min go as integer reductions on their bits
+// (float_extremum.cuh).
 // fast_atomic_add is PyTorch's FastAtomicAdd: a lone half or bfloat16 is
 // added through the aligned half2 that holds it, with zero for the neighbour.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "jitops/float_extremum.cuh"
 #include "jitops/types.h"
 
 namespace jitops {
@@ -225,10 +228,14 @@ template <typename T> __device__ __forceinline__ void atomic_max(T* a, T v) {
 }
 template <> __device__ __forceinline__ void atomic_max<int>(int* a, int v) { atomicMax(a, v); }
 template <> __device__ __forceinline__ void atomic_max<long long>(long long* a, long long v) { atomicMax(a, v); }
+template <> __device__ __forceinline__ void atomic_max<float>(float* a, float v) { float_extremum<true>(a, v); }
+template <> __device__ __forceinline__ void atomic_max<double>(double* a, double v) { float_extremum<true>(a, v); }
 template <typename T> __device__ __forceinline__ void atomic_min(T* a, T v) {
   cas_update<T, true>(a, [v](T cur) { return min_op(cur, v); });
 }
 template <> __device__ __forceinline__ void atomic_min<int>(int* a, int v) { atomicMin(a, v); }
 template <> __device__ __forceinline__ void atomic_min<long long>(long long* a, long long v) { atomicMin(a, v); }
+template <> __device__ __forceinline__ void atomic_min<float>(float* a, float v) { float_extremum<false>(a, v); }
+template <> __device__ __forceinline__ void atomic_min<double>(double* a, double v) { float_extremum<false>(a, v); }
 
 }  // namespace jitops
