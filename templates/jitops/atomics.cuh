@@ -11,6 +11,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "jitops/bits.cuh"
 #include "jitops/float_extremum.cuh"
 #include "jitops/types.h"
 
@@ -28,30 +29,6 @@ template <typename T> struct is_integer {
 template <typename T> __device__ __forceinline__ float to_float(T v) { return float(v); }
 template <> __device__ __forceinline__ float to_float<__half>(__half v) { return __half2float(v); }
 template <> __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <typename T> struct Bits;
-template <> struct Bits<signed char> { typedef unsigned char type; };
-template <> struct Bits<unsigned char> { typedef unsigned char type; };
-template <> struct Bits<short> { typedef unsigned short type; };
-template <> struct Bits<__half> { typedef unsigned short type; };
-template <> struct Bits<__nv_bfloat16> { typedef unsigned short type; };
-template <> struct Bits<int> { typedef unsigned int type; };
-template <> struct Bits<float> { typedef unsigned int type; };
-template <> struct Bits<long long> { typedef unsigned long long type; };
-template <> struct Bits<double> { typedef unsigned long long type; };
-
-template <typename T>
-__device__ __forceinline__ typename Bits<T>::type bits_of(T v) {
-  typename Bits<T>::type b;
-  memcpy(&b, &v, sizeof(T));
-  return b;
-}
-template <typename T>
-__device__ __forceinline__ T from_bits(typename Bits<T>::type b) {
-  T v;
-  memcpy(&v, &b, sizeof(T));
-  return v;
-}
 
 // *addr = f(*addr) atomically, by compare-and-swap: on the aligned 32-bit word
 // holding an 8- or 16-bit element (a 16-bit atomicCAS is itself a 32-bit CAS

@@ -21,19 +21,9 @@
 // The same read skips updates that leave the element as it stands (a stale
 // read is safe: max only raises what memory holds, min only lowers it).
 #pragma once
+#include "jitops/bits.cuh"
 
 namespace jitops {
-
-// The integer word a float's bits are read as, and its sign bit.
-template <typename F> struct OrderedBits;
-template <> struct OrderedBits<float> {
-  typedef unsigned int Word;
-  static constexpr Word kSign = 0x80000000u;
-};
-template <> struct OrderedBits<double> {
-  typedef unsigned long long Word;
-  static constexpr Word kSign = 0x8000000000000000ull;
-};
 
 __device__ __forceinline__ void red_max_signed(unsigned int* a, unsigned int v) {
   asm volatile("red.global.max.s32 [%0], %1;" ::"l"(a), "r"(v) : "memory");
@@ -66,12 +56,10 @@ __device__ __forceinline__ void red_min_unsigned(unsigned long long* a, unsigned
 // rather than each after the reduction before it (scatter.cuh's apply loop).
 template <bool kMax, typename F>
 __device__ __forceinline__ void float_extremum_from(F* addr, F cur, F v) {
-  typedef typename OrderedBits<F>::Word Word;
-  constexpr Word kSign = OrderedBits<F>::kSign;
+  typedef typename Bits<F>::type Word;
+  constexpr Word kSign = Word(1) << (8 * sizeof(Word) - 1);
   Word* word = (Word*)addr;
-  Word cur_bits, bits;
-  memcpy(&cur_bits, &cur, sizeof(F));
-  memcpy(&bits, &v, sizeof(F));
+  const Word cur_bits = bits_of(cur), bits = bits_of(v);
   const bool v_nan = v != v, cur_nan = cur != cur;
   if (cur_nan && ((cur_bits & kSign) == 0) == kMax) return;  // the absorbing NaN stands
   if (v_nan || cur_nan) {
