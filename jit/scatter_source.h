@@ -16,7 +16,8 @@ struct ScatterSpecFields {
     kUnroll,
     kMaxThreads,
     kRunsInLanes,  // whether lanes may share a destination. Dims 2: 0 no, 1 yes (compare-and-swap ops
-                   // combine runs and peers), 2 adds combine runs too (lane_runs_2d in scatter_plan.cpp);
+                   // combine runs and peers), 2 adds combine runs too, 3 as 0 within a row but a warp's rows
+                   // may meet: hot peers combine (lane_runs_2d in scatter_plan.cpp);
                    // the linear walk: 1 unless its innermost dim moves self and spans a warp
   };
 };

@@ -165,12 +165,13 @@ __device__ __forceinline__ void scatter_offsets(const P& p, typename P::Linear l
   }
 }
 
-// Whether Op on T is a compare-and-swap loop (no hardware atomic): products,
-// 16-bit floats' max and min, and every op on 8- and 16-bit integers; and
-// float32 and float64 max and min (a read, then a reduction where the value
-// changes: FloatExtremum), which combine a warp's peers as these do.
+// Whether Op on T reads the element before it updates it: a compare-and-swap
+// loop (no hardware atomic: products, and max and min but of int32 / int64),
+// or float32 / float64 max and min (a read, then a reduction where the value
+// changes: FloatExtremum). Updates of one element then contend, so a warp's
+// peers on one destination combine first.
 template <typename T, int Op>
-struct IsCasOp {
+struct ReadsFirst {
   static constexpr bool value = Op == kScatterMul ||
                                 ((Op == kScatterMax || Op == kScatterMin) &&
                                  !(same_type<T, int>::value || same_type<T, long long>::value));
@@ -184,12 +185,12 @@ struct FloatExtremum {
       (Op == kScatterMax || Op == kScatterMin) && (same_type<T, float>::value || same_type<T, double>::value);
 };
 
-// Updates that take a compare-and-swap loop a pack: IsCasOp's, and adds of 8-
+// Updates that take a compare-and-swap loop a pack: ReadsFirst's, and adds of 8-
 // and 16-bit integers (no hardware atomic of their width). The planner packs
 // them to fill one 32-bit word where self's inner dim is dense.
 template <typename T, int Op>
 struct CasPack {
-  static constexpr bool value = IsCasOp<T, Op>::value || (Op == kScatterAdd && is_integer<T>::value && sizeof(T) <= 2);
+  static constexpr bool value = ReadsFirst<T, Op>::value || (Op == kScatterAdd && is_integer<T>::value && sizeof(T) <= 2);
 };
 
 // What a run is combined in: float for 16-bit floats, int for 8- and 16-bit
@@ -374,7 +375,7 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
 // geomean, NOTES 73), while full indices along the lanes need it (float64
 // products along dim 1: 25 -> 42 us without).
 template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, bool LanesShareRows,
-          bool RunsInLanes, bool AddsCombineRuns, typename P, typename PositionOf>
+          bool RunsInLanes, bool AddsCombineRuns, bool RowsMayMeet, typename P, typename PositionOf>
 __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Unroll], const IndexT (&raw)[Unroll],
                                               const typename P::Stride (&off)[Unroll][4], PositionOf position_of) {
   typedef typename P::Stride Stride;
@@ -429,7 +430,12 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
   // small hot int32 sum at 0.78x of 2 lanes; 8 lost half the hot gain. Sorted
   // float32 one-column sums lose up to 32% with this code present, though
   // they never match (NOTES 75).
-  constexpr bool kCombinesHotPeers = LanesShareRows && CombinesNativeRuns<T, Op>::value && kMergesUnits && Unroll > 1;
+  // RowsMayMeet (the 2-D walk, a warp across rows whose lanes of one row
+  // never meet): the same sign lets lanes of different rows at one column
+  // combine, for every op and pack (float32 rows of 8 into 8 hot rows, a
+  // warp 16 rows and red.v4 adds, seed 262: 489 -> 250 us, NOTES 86).
+  constexpr bool kCombinesHotPeers =
+      ((LanesShareRows && CombinesNativeRuns<T, Op>::value) || RowsMayMeet) && kMergesUnits && Unroll > 1;
   bool merged_in_thread = false;
   if constexpr (kCombinesHotPeers) {
 #pragma unroll
@@ -445,38 +451,40 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
   // compare-and-swap ops combine every group of peers after their runs (float16 products of 1.2M values into
   // 8 hot elements a row, seed 121: 41.4 -> 9.3 ms, PyTorch 26.8; 24 such sweep cases of seeds 90-121 1.15x
   // in geomean, 1.18x with their index made 8 hot values; NOTES 77).
-  constexpr bool kCombinesPeers = (LanesShareRows && (IsCasOp<T, Op>::value || (Op == kScatterAdd && IsNarrowFloat<T>::value))) ||
-                                  (RunsInLanes && IsCasOp<T, Op>::value);
+  constexpr bool kCombinesPeers = (LanesShareRows && (ReadsFirst<T, Op>::value || (Op == kScatterAdd && IsNarrowFloat<T>::value))) ||
+                                  (RunsInLanes && ReadsFirst<T, Op>::value);
   // AddsCombineRuns (the 2-D walk, where the planner says so): adds too combine their runs. A sorted full
   // index names one destination for most of a row, so a warp's lanes all added to one element, each its own
   // atomic, serialized in L2 (bfloat16 of (6737x1639) sorted along dim 1, ~1639 terms a destination: 859 us
   // against PyTorch's 517; combined, 81.5 us).
-  constexpr bool kCombinesRuns = (RunsInLanes && IsCasOp<T, Op>::value) || (AddsCombineRuns && Op == kScatterAdd) ||
+  constexpr bool kCombinesRuns = (RunsInLanes && ReadsFirst<T, Op>::value) || (AddsCombineRuns && Op == kScatterAdd) ||
                                  (LanesShareRows && CombinesNativeRuns<T, Op>::value);
   // Packs of compare-and-swap updates (CasPack) combine as single elements do; other packs do not.
   constexpr bool kCombines = Vec == 1 || CasPack<T, Op>::value;
   if constexpr (kCombines && kCombinesRuns) combine_runs<T, Op, Unroll, Vec>(p, valid, bad, raw, off, src, merged);
   if constexpr (kCombines && kCombinesPeers)
     combine_peers<T, Op, Unroll, Vec, false>(p, valid, bad, raw, off, src, merged);
-  if constexpr (kCombines && kCombinesHotPeers) {
+  if constexpr ((kCombines || RowsMayMeet) && kCombinesHotPeers) {
     if (__popc(__ballot_sync(__activemask(), merged_in_thread)) >= 2)
-      combine_peers<T, Op, Unroll, Vec, true>(p, valid, bad, raw, off, src, merged);
+      combine_peers<T, Op, Unroll, Vec, !RowsMayMeet>(p, valid, bad, raw, off, src, merged);
   }
   if constexpr (FloatExtremum<T, Op>::value && Vec == 1) {
     // Every unit's element is read before the first reduction, so that the
     // reads go out together rather than each after the red before it (the
     // asm's memory clobber orders them): 118 float max / min cases at 4 units
     // a thread 1.03x faster in geomean, across two runs (NOTES 85).
+    T* elem[Unroll];
     T cur[Unroll];
 #pragma unroll
-    for (int k = 0; k < Unroll; ++k)
-      if (valid[k] && !bad[k] && !merged[k])
-        cur[k] = float_extremum_read(static_cast<T*>(p.self) + off[k][0] + (Stride)(int64_t)raw[k] * p.axis_stride);
+    for (int k = 0; k < Unroll; ++k) {
+      if (valid[k] && !bad[k] && !merged[k]) {
+        elem[k] = static_cast<T*>(p.self) + off[k][0] + (Stride)(int64_t)raw[k] * p.axis_stride;
+        cur[k] = float_extremum_read(elem[k]);
+      }
+    }
 #pragma unroll
     for (int k = 0; k < Unroll; ++k)
-      if (valid[k] && !bad[k] && !merged[k])
-        float_extremum_from<Op == kScatterMax>(
-            static_cast<T*>(p.self) + off[k][0] + (Stride)(int64_t)raw[k] * p.axis_stride, cur[k], src[k].v[0]);
+      if (valid[k] && !bad[k] && !merged[k]) float_extremum_from<Op == kScatterMax>(elem[k], cur[k], src[k].v[0]);
   } else {
 #pragma unroll
     for (int k = 0; k < Unroll; ++k) {
@@ -517,7 +525,7 @@ __device__ __forceinline__ void scatter_linear(const P& p) {
         raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]);
       }
     }
-    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, LanesMayShare, LanesMayShare, false>(
+    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, LanesMayShare, LanesMayShare, false, false>(
         p, valid, raw, off, [&](int k) {
       return index_position(p, base + (Linear)k * blockDim.x);
     });
@@ -527,7 +535,9 @@ __device__ __forceinline__ void scatter_linear(const P& p) {
 // LaneRuns (lane_runs_2d in scatter_plan.cpp): 0, no two lanes of a warp
 // share a destination (the index is the same along a row, or self moves along
 // the lanes within one row); 1, they may (compare-and-swap ops combine runs and
-// peers); 2, the lanes walk the indexed dim within one row: adds combine runs too.
+// peers); 2, the lanes walk the indexed dim within one row: adds combine runs
+// too; 3, as 0 within a row, but a warp spans rows that may meet at a column:
+// hot peers combine (RowsMayMeet).
 template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, int LaneRuns, typename P>
 __device__ __forceinline__ void scatter_2d(const P& p) {
   typedef typename P::Linear Linear;
@@ -556,7 +566,8 @@ __device__ __forceinline__ void scatter_2d(const P& p) {
       off[k][3] = col_off[3] + row * p.counts_strides[0];
       raw[k] = valid[k] ? load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]) : IndexT(0);
     }
-    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, false, (LaneRuns >= 1), (LaneRuns == 2)>(
+    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, false, (LaneRuns == 1 || LaneRuns == 2), (LaneRuns == 2),
+                  (LaneRuns == 3)>(
         p, valid, raw, off, [&](int k) {
       return (int64_t)(base + (Linear)k * blockDim.y) * p.index_positions[0] + (int64_t)col * p.index_positions[1];
     });

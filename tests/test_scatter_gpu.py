@@ -747,6 +747,45 @@ def test_compare_and_swap_rows_update_a_word_at_once(dtype, kind):
             np.testing.assert_array_equal(host(base[:offset]), outside)  # the first word's other element
 
 
+HOT_ROW_WIDTHS = {"float16": (3, 32), "float32": (3, 6), "int8": (3, 32)}  # packs of 8, 2 and 4 elements
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_warps_rows_into_a_few_hot_rows_combine_across_rows(dtype):
+    """Narrow rows (a warp across rows, several rows a thread) through an expanded index into 8 hot rows of
+    3001, and into random ones: where lane_runs is 3, threads whose units met on one row make the warp combine
+    lanes of different rows at one column, single elements and packs alike, before the atomics or
+    compare-and-swap loops. Every merging reduction against numpy, the row index taken whole; adds and
+    products take lane_runs 3 on rows of 3, max and min that read first never do."""
+    rng = np.random.default_rng(seed("hot rows across a warp", dtype))
+    n, dests = 200_003, 3001
+    reduces = [("add", True), ("sum", False), ("mean", True), ("prod", True), ("amax", False), ("amin", True)]
+    reads_first = dtype not in ("int32", "int64")
+    for kind in ("hot", "random"):
+        idx = rng.integers(0, dests, 8)[rng.integers(0, 8, n)] if kind == "hot" else rng.integers(0, dests, n)
+        index_rows = torch.from_numpy(idx).to(DEVICE)[:, None]
+        for width in HOT_ROW_WIDTHS.get(dtype, (3,)):
+            index = index_rows.expand(n, width)
+            for reduce, include_self in reduces:
+                self_t = cas_pack_values(rng, reduce, dtype, (dests, width))
+                src_t = cas_pack_terms(rng, reduce, dtype, (n, width))
+                passes = jitops.explain("scatter_reduce_", self_t, 0, index, src_t,
+                                        "sum" if reduce == "add" else reduce, include_self=include_self)
+                spec = [r for r in passes if r["spec"]["op"] in (0, 3, 4, 5)][-1]["spec"]
+                if width == 3:
+                    expected = 0 if reduce in ("amax", "amin") and reads_first else 3
+                    assert spec["lane_runs"] == expected, (reduce, spec)
+                before, terms = host(self_t), host(src_t)
+                if reduce == "add":
+                    jitops.scatter_add_(self_t, 0, index, src_t)
+                else:
+                    jitops.scatter_reduce_(self_t, 0, index, src_t, reduce, include_self=include_self)
+                try:  # the row index whole: numpy's ufunc.at reduces rows along dim 0
+                    expect_reduced(self_t, before, idx, terms, reduce, include_self, dtype)
+                except AssertionError as e:
+                    raise AssertionError(f"{kind} width={width} reduce={reduce}: {e}") from None
+
+
 @pytest.mark.parametrize("dtype", ["int8", "float16", "float32", "int64"])
 def test_fills_through_a_few_hot_values(dtype):
     """index_fill_ of a 1-D self through 2M indices of 8 hot values, and of random ones (the linear walk,

@@ -395,6 +395,37 @@ def test_compare_and_swap_runs_combine_only_where_lanes_walk_the_index():
     assert full["dims"] == 2 and full["lane_runs"] == 1
 
 
+def test_a_warp_across_narrow_rows_combines_hot_peers_across_its_rows():
+    """Rows reached through an expanded index, a warp across several (lane_runs 3: the kernel votes on
+    whether two threads' units met, then matches its lanes' destinations): native adds where a warp spans 8
+    rows or more (a row 4 lanes or fewer), products at any width under 32 lanes; not adds with 2 or 4 rows
+    a warp, max and min that read first, copies, or a walk a warp to a row (NOTES 86)."""
+    def walk(op, dtype, width, *extra, rows=3001, n=216412):
+        index = V([n, width], "int32", strides=[1, 0])
+        args = (V([rows, width], dtype), 0, index, V([n, width], dtype)) + extra
+        (r,) = [p for p in plans(op, *args) if p["spec"].get("dims") == 2]
+        return r
+    add = walk("scatter_add_", "float32", 8, n=2632089)  # red.v4: a row 2 lanes, a warp 16 rows (seed 262)
+    assert add["block"][0] <= 4 and add["spec"]["unroll"] > 1 and add["spec"]["lane_runs"] == 3, add
+    assert "match.any.sync" in add["ptx"] and "red.global.add.v4.f32" in add["ptx"]
+    wide_int_max = walk("scatter_reduce_", "int32", 3, "amax")
+    assert wide_int_max["spec"]["lane_runs"] == 3 and "match.any.sync" in wide_int_max["ptx"], wide_int_max
+    prod = walk("scatter_reduce_", "float16", 32, "prod")  # a row 16 lanes, a warp 2 rows
+    assert 4 < prod["block"][0] < 32 and prod["spec"]["lane_runs"] == 3, prod
+    # seed 712's scatter_add_: rows of 32 float32, 8 lanes a row, 4 rows a warp
+    four_rows = walk("scatter_add_", "float32", 32, rows=88915)
+    assert four_rows["block"][0] == 8 and four_rows["spec"]["lane_runs"] == 0, four_rows
+    assert "match.any.sync" not in four_rows["ptx"]
+    for dtype in ("float32", "float64", "float16"):
+        extremum = walk("scatter_reduce_", dtype, 3, "amin")
+        assert extremum["block"][0] <= 4 and extremum["spec"]["lane_runs"] == 0, (dtype, extremum)
+    (copy_,) = plans("index_copy_", V([88915, 8], "float32"), 0, V([216412], "int32"), V([216412, 8], "float32"))
+    assert copy_["block"][0] <= 4 and copy_["spec"]["lane_runs"] == 0, copy_
+    assert "match.any.sync" not in copy_["ptx"]
+    wide = walk("scatter_reduce_", "float32", 256, "prod")
+    assert wide["block"][0] >= 32 and wide["spec"]["lane_runs"] == 0, wide
+
+
 def test_linear_walk_drops_the_lane_tests_where_lanes_cannot_share_a_destination():
     """The linear walk's lanes take 32 consecutive units: where the innermost dim moves self and spans a warp
     they differ there, so no two share a destination and the runs' and peers' tests go (lane_runs 0)."""

@@ -40,8 +40,8 @@ def measure(first, last, families, pattern, out, grid2d, only=None):
                 continue
             times[f"{seed} {case.name}"] = (j, t)
             print(f"{seed} {case.name[:90]:90s} jitops {j:8.1f} PyTorch {t:8.1f} us ({t / j:5.2f}x)", flush=True)
-    with open(out, "w") as f:
-        json.dump(times, f, indent=1)
+            with open(out, "w") as f:  # after every case: a pass cut off by its time limit keeps what it timed
+                json.dump(times, f, indent=1)
 
 
 def compare(old_file, new_file):

@@ -31,8 +31,7 @@ bool is_float_extremum(const ScatterProblem& p) {
 // The updates that are compare-and-swap loops: products, and max and min of
 // 8- and 16-bit elements.
 bool is_cas_update(const ScatterProblem& p) {
-  const bool wide_int = p.element == kElemInt32 || p.element == kElemInt64;
-  return p.op == kScatterMul || ((p.op == kScatterMax || p.op == kScatterMin) && !wide_int && !is_float_extremum(p));
+  return p.op == kScatterMul || ((p.op == kScatterMax || p.op == kScatterMin) && p.element_bytes <= 2);
 }
 
 // Updates templates/scatter.cuh's CasPack applies a pack at a time, by one
@@ -325,6 +324,25 @@ bool lanes_may_share(const IterationSpace& s) {
   return s.strides[kSelfOperand][inner] == 0 || s.sizes[inner] < 32;
 }
 
+// Whether the 2-D walk's warp combines lanes of different rows that met on
+// one destination (LaneRuns 3), after a vote on whether two threads' units
+// met. Where it paid (121 sweep plans of seeds 100-712, H100, NOTES 86):
+// native reductions (adds, int32 / int64 max and min) where a warp spans 8
+// rows or more (a row 4 lanes or fewer: of 8 hot rows, 8 picks hold about 5
+// distinct, a third fewer reductions; 4 picks 3.3), 55 plans 1.31x in
+// geomean, up to 2.2x, the least 0.85x; with 2 or 4 rows a warp 0.56-1.26x,
+// sorted indices the worst (the match runs where units already met in their
+// threads and saves little). Products, each a compare-and-swap loop, at any
+// width: 17 plans 1.10x, 0.82-1.61x. Max and min that read first (16-bit
+// CAS, float32 / float64 reductions on the bits) skip the updates that change
+// nothing, which a hot element's mostly are: 0.59x and 0.70x, so never.
+bool rows_may_meet(const ScatterProblem& p, const LaunchShape& shape) {
+  if (shape.block[0] >= 32 || shape.unroll < 2) return false;
+  const bool wide_int = p.element == kElemInt32 || p.element == kElemInt64;
+  const bool native = p.op == kScatterAdd || ((p.op == kScatterMax || p.op == kScatterMin) && wide_int);
+  return p.op == kScatterMul || (native && shape.block[0] <= 4);
+}
+
 // The 2-D walk's lanes: 0 where none of a warp's share a destination: the
 // index is the same along a row, or self moves along the lanes' dim and a
 // warp lies in one row (its lanes differ there); 1 where they may, so that
@@ -347,11 +365,15 @@ bool lanes_may_share(const IterationSpace& s) {
 // 234 -> 57 us (PyTorch 125), 243's float32 sum 1469 -> 466; 16-bit floats
 // 0.98x with two of 14 at 0.68x (float16 (5x577039) into 74084 random), so
 // they keep 1 (NOTES 83). The rest 1.075x, the least 0.95x at 5 us.
+// 3 instead of 0 where a warp spans rows and a thread takes several: lanes of
+// one row never meet, but rows may at a column (8 hot rows), and threads whose
+// units met on one destination are the sign (rows_may_meet).
 int lane_runs_2d(const ScatterProblem& p, const LaunchShape& shape) {
   const IterationSpace& s = p.space;
   const bool one_row_a_warp = shape.block[0] >= 32;
-  if (s.strides[kIndexOperand][1] == 0) return 0;
-  if (s.strides[kSelfOperand][1] != 0) return one_row_a_warp || p.op == kScatterAdd ? 0 : 1;
+  const int apart = rows_may_meet(p, shape) ? 3 : 0;
+  if (s.strides[kIndexOperand][1] == 0) return apart;
+  if (s.strides[kSelfOperand][1] != 0) return one_row_a_warp || p.op == kScatterAdd ? apart : 1;
   const bool narrow_float = p.element == kElemFloat16 || p.element == kElemBFloat16;
   return p.op == kScatterAdd && (one_row_a_warp || (s.sizes[1] >= 32 && !narrow_float)) ? 2 : 1;
 }
