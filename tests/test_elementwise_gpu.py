@@ -125,6 +125,30 @@ def assert_matches_numpy(op, a, b, got):
         np.testing.assert_array_equal(got64, np.asarray(ref).astype(got64.dtype))
 
 
+def broadcast_shapes(dims):
+    """x of `dims` dims against a y that is 1 along every other one: no two dims collapse, so the strided
+    kernel sees all of them (its own kernel up to 6 dims, the generic loop past)."""
+    x_shape = (3, 5, 2, 7, 3, 4, 2)[:dims - 1] + (33,)
+    return x_shape, tuple(1 if d % 2 == 0 else n for d, n in enumerate(x_shape))
+
+
+@pytest.mark.parametrize("dims", [4, 5, 6, 7])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["sub", "maximum"])
+def test_broadcast_over_many_dims(op, dtype, dims):
+    rng = rng_for("many dims", op, dtype, dims)
+    x_shape, y_shape = broadcast_shapes(dims)
+    x = random_tensor(rng, x_shape, dtype)
+    y = random_tensor(rng, y_shape, dtype)
+    kernel = jitops.explain(getattr(jitops, op), x, y)[0]["kernel"]
+    assert f"dims={dims if dims <= 6 else 16} " in kernel, kernel
+    expected = OPS[op][0](x, y)
+    out = poisoned_like(torch, expected.shape, expected.dtype, DEVICE)
+    assert getattr(jitops, op)(x, y, out=out) is out
+    assert_same_values(out, expected)
+    assert_matches_numpy(op, x, y, out)
+
+
 @pytest.mark.parametrize("n", [1, 3, 4097, 1 << 20])
 @pytest.mark.parametrize("offset", [0, 1])
 def test_mul_tail_and_misaligned_packs(n, offset):

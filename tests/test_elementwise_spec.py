@@ -85,6 +85,16 @@ def test_layouts_pick_dense_packed_or_strided_plans(fresh_cache):
     assert fields(k)["offset"] == 64 and k["regime"] == "strided, packed along the inner dim"
 
 
+@pytest.mark.parametrize("dims", [4, 5, 6, 7])
+def test_dims_that_do_not_collapse_get_their_own_kernel_up_to_six(fresh_cache, dims):
+    # x against a y that is 1 along every other dim: no two neighbours collapse
+    x_shape = [3, 5, 2, 7, 3, 4, 2][:dims - 1] + [9]
+    y_shape = [1 if d % 2 == 0 else n for d, n in enumerate(x_shape)]
+    (k,) = explain("mul", V(x_shape, "float32"), V(y_shape, "float32"))
+    assert fields(k)["dims"] == (dims if dims <= 6 else 16), k["kernel"]
+    assert f"ElementwiseParams<{fields(k)['dims']}, 32>" in k["source"]
+
+
 TILED = "tiled: operands dense along another dim staged through shared memory"
 
 

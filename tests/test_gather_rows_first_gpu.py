@@ -1,6 +1,7 @@
 """The 2-D gather walked rows first (blocks of one column range over every index value before the next
 range): index_select and take of repeated values over an x larger than a quarter of L2, and of a transposed
-x; and torch.gather's full index walked rows first within bands of column ranges. Against numpy, bit for bit,
+x; torch.gather's full index walked rows first within bands of column ranges; and many random values along
+x's rows, one row group a block. Against numpy, bit for bit,
 the output poisoned first; a bad index's position is still the first one."""
 
 import numpy as np
@@ -113,3 +114,29 @@ def test_full_index_gather_in_bands_reports_the_first_bad_position():
     idx_host[17, 5000], idx_host[30, 9] = 3, 4
     idx = torch.from_numpy(idx_host).to(DEVICE)
     assert torch.equal(jitops.gather(x, 0, idx), torch.gather(x, 0, idx))
+
+
+# index_select / take along dim 1 of an x whose rows are 8 MB, through random values (more than a row has
+# sectors), so that blocks walking several row groups would span more of x than half of L2: one row group a
+# block (gather_row_passes in runtime/ops/gather_block_order.cpp). 24 rows of 4 a group; the int64 case's 48
+# rows of 1M elements leave the last group whole too, so a partial one comes from 23 rows.
+ROW_PASS_CASES = [("uint8", 24, 8 << 20, 2 << 20), ("float16", 23, 4 << 20, (2 << 20) + 1),
+                  ("float32", 24, 2 << 20, (1 << 20) + 3), ("int64", 48, 1 << 20, (1 << 19) + 7)]
+
+
+@pytest.mark.parametrize("dtype,rows,axis,n", ROW_PASS_CASES)
+def test_many_random_values_along_large_rows_one_row_group_a_block(dtype, rows, axis, n):
+    rng = np.random.default_rng([12, len(dtype), rows])
+    host = random_host(rng, (rows, axis), dtype)
+    x = to_torch(torch, host, dtype, DEVICE)
+    idx_host = rng.integers(0, axis, n).astype(np.int32)
+    idx = torch.from_numpy(idx_host).to(DEVICE)
+    assert jitops.explain(jitops.index_select, x, 1, idx)[0]["regime"] == "2-D, one row group a block"
+    expected = np.take(host, idx_host, axis=1)
+    out = poisoned_like(torch, (rows, n), x.dtype, DEVICE)
+    assert jitops.index_select(x, 1, idx, out=out) is out
+    assert_same_bits(to_numpy(torch, out), expected)
+    del out
+    wrapped = idx_host.astype(np.int64) - axis * (np.arange(n) % 2)  # negative values wrap, as numpy.take's
+    got = jitops.take(x, torch.from_numpy(wrapped).to(DEVICE), axis=1)
+    assert_same_bits(to_numpy(torch, got), expected)

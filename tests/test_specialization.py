@@ -241,3 +241,21 @@ def test_gather_full_index_walks_bands_of_column_ranges_where_random_draws_would
     assert spec("gather", V([65536, 4096], "float32"), 0, V([64, 4096], "int64"))["regime"] is None
     # the index the same along a row (index_select's): the slices' rule, not this one
     assert spec("index_select", V([64, 262144], "float32"), 0, V([40], "int64"))["regime"] is None
+
+
+def test_gather_many_values_along_large_rows_take_one_row_group_a_block():
+    """index_select along the rows (the index the same down a column): where the y blocks would each walk
+    several row groups of 4 rows, spanning more of x than half of L2, with at least as many values as a row
+    has sectors and an index that stays in L2, every block takes one row group."""
+    passes = "2-D, one row group a block"
+    r = spec("index_select", V([79, 524288], "float32"), 1, V([700128], "int64"))  # seed 713's case
+    assert r["regime"] == passes and r["grid"][:2] == (2735, 20) and r["spec"]["unroll"] == 4
+    # x's row groups 8 MB, walked 2 a block: 16 MB in flight stays in L2
+    assert spec("index_select", V([40, 524288], "float32"), 1, V([600000], "int64"))["regime"] is None
+    # 71676 values over a row of 131072 sectors: few draws meet
+    assert spec("take", V([77, 1048576], "float32"), V([71676], "int64"), axis=1)["regime"] is None
+    # a 30 MB index read once a pass would leave L2 (an expanded index: gather's form of the same walk)
+    r = spec("gather", V([5, 2097152], "uint64"), 1, V([5, 7544374], "int32", strides=[0, 1]))
+    assert r["regime"] is None and r["spec"]["dims"] == 2
+    r = spec("index_select", V([11, 2097152], "int32"), 1, V([368392], "int32"))
+    assert r["regime"] == passes and r["grid"][1] == 3

@@ -73,6 +73,33 @@ int full_index_band(const GatherProblem& p, const LaunchShape& shape, const Devi
 
 }  // namespace
 
+// With fewer y blocks than row groups, a block walks row groups a grid's
+// height apart, and the blocks in flight, started at different times, are
+// at every step of that walk: x's rows of all those groups are read
+// together. Where the index draws each of a row's sectors once or more and
+// that span passes half of L2, one row group a block keeps the blocks in
+// flight (columns first) on one or two groups. Seed 713's index_select of
+// float32 (79x524288) along dim 1 through 700128 random values, 6 y blocks
+// of 4 groups of 4 rows: DRAM reads 774 -> 246 MB, 588 -> 478 us (PyTorch
+// 488; ncu, H100). Each pass reads the index again, so it must stay in L2:
+// an expanded index of 30 MB over 2 passes (seed 478) went 124.5 -> 156 us.
+// Measured over 16 plans where 6 meet it (NOTES 87).
+unsigned gather_row_passes(const GatherProblem& p, const LaunchShape& shape, const DeviceInfo& device) {
+  const IterationSpace& s = p.space;
+  if (p.flat || shape.dims != 2 || s.strides[kIndex][0] != 0 || p.axis_size < 1) return 0;
+  if (shape.grid[0] < unsigned(2 * device.sm_count)) return 0;  // the columns alone fill the GPU twice over
+  const int64_t group_rows = int64_t(shape.block[1]) * shape.unroll;
+  const int64_t groups = (s.sizes[0] + group_rows - 1) / group_rows;
+  const int64_t walked = (groups + shape.grid[1] - 1) / shape.grid[1];  // row groups a y block walks
+  if (walked < 2) return 0;
+  const int64_t element_span = std::clamp<int64_t>(std::abs(p.axis_stride) * p.element_bytes, p.element_bytes, 32);
+  const int64_t row_bytes = p.axis_size * element_span;   // the sectors of one row the index may name
+  if (s.sizes[1] * 32 < row_bytes) return 0;              // fewer draws than sectors: little to share
+  if (walked * group_rows * row_bytes <= device.l2_bytes / 2) return 0;
+  if ((s.max_offset(kIndex) + 1) * p.index_bytes > device.l2_bytes / 4) return 0;
+  return unsigned(std::min<int64_t>(65535, groups));
+}
+
 GatherBlockOrder gather_block_order(const GatherProblem& p, const LaunchShape& shape, const DeviceInfo& device,
                                     int threads) {
   GatherBlockOrder order;

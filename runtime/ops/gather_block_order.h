@@ -14,6 +14,12 @@ struct GatherBlockOrder {
   const char* regime = nullptr;  // what explain() shows, or nothing for columns first
 };
 
+// Row groups in passes (the index the same along a row, so a thread's rows
+// share its load): the grid's y extent that gives every block one row group,
+// where blocks walking several would keep more of x in flight than L2 holds;
+// 0 to keep the shape.
+unsigned gather_row_passes(const GatherProblem& p, const LaunchShape& shape, const DeviceInfo& device);
+
 GatherBlockOrder gather_block_order(const GatherProblem& p, const LaunchShape& shape, const DeviceInfo& device,
                                     int threads);
 

@@ -226,7 +226,9 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   const IndexReuse reuse = plan_index_reuse(p, device, tuning.threads);
   LaunchTuning shape_tuning = tuning;
   if (reuse.extent > 0) shape_tuning.unroll = std::max(1, 2 * tuning.unroll / reuse.rows);
-  const LaunchShape shape = choose_launch_shape(p.space, device, shape_tuning);
+  LaunchShape shape = choose_launch_shape(p.space, device, shape_tuning);
+  const unsigned row_passes = gather_row_passes(p, shape, device);
+  if (row_passes) shape.grid[1] = row_passes;
   const int dims = shape.dims;
   plan.spec.fields[F::kDims] = dims;
   plan.spec.fields[F::kUnroll] = shape.unroll;
@@ -235,6 +237,7 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
 
   const GatherBlockOrder order = gather_block_order(p, shape, device, tuning.threads);
   if (order.regime) plan.regime = order.regime;
+  if (row_passes) plan.regime = "2-D, one row group a block";
   if (bits == 32)
     fill_params_for_dims<32>(p, reuse, dims, order.band, error_slot, plan);
   else
