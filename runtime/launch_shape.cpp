@@ -13,7 +13,7 @@ LaunchShape choose_launch_shape(const IterationSpace& s, const DeviceInfo& devic
                                 bool one_row_block, unsigned max_lanes_x) {
   LaunchShape shape;
   const int ndim = s.ndim;
-  shape.dims = ndim <= 3 ? ndim : 0;
+  shape.dims = ndim <= kSpecializedDims ? ndim : 0;
   const bool two_d = shape.dims == 2;
   const int64_t rows = s.sizes[0], cols = two_d ? s.sizes[1] : 1;
   const unsigned bx = !two_d ? unsigned(tuning.threads)

@@ -17,8 +17,11 @@ def test_ptx_for_sm90():
 
 def test_ptx_source():
     src = jitops_cli("ptx", "take", "--dtype", "float64", "--index-dtype", "int32", "--dims", "5", "--source")
-    assert src.startswith("// jitops kernel: gather unit=8 index=4 dims=0 offset=32 wrap=1")
-    assert "gather_linear<" in src
+    assert src.startswith("// jitops kernel: gather unit=8 index=4 dims=5 offset=32 wrap=1")
+    assert "gather_linear<" in src and ", 5, false," in src
+    src = jitops_cli("ptx", "take", "--dtype", "float64", "--index-dtype", "int32", "--dims", "7", "--source")
+    assert src.startswith("// jitops kernel: gather unit=8 index=4 dims=0 offset=32 wrap=1")  # generic
+    assert ", 16, true," in src
 
 
 def test_ptx_rejects_bad_index_dtype():

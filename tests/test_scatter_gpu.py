@@ -25,7 +25,9 @@ def seed(*parts):
 
 
 def every_case(test):
-    for name, values in (("layout", ["contiguous", "strided"]), ("ndim", [1, 2, 3, 4]),
+    """Every dtype x index dtype x dims x layout: strided views of 4-6 dims take kernels of their own, of 7 the
+    generic walk (kSpecializedDims, runtime/launch_shape.h)."""
+    for name, values in (("layout", ["contiguous", "strided"]), ("ndim", [1, 2, 3, 4, 5, 7]),
                          ("index_dtype", ["int64", "int32"]), ("dtype", DTYPES)):
         test = pytest.mark.parametrize(name, values)(test)
     return test

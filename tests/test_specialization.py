@@ -42,8 +42,8 @@ CASES = [
      dict(unit=8, dims=2)),
     ("misaligned base: no vector", "index_select", (V([1000, 64], "float32", address=260), 0, V([7], "int64")), {},
      dict(unit=4)),
-    ("transposed 4-D does not collapse: generic", "index_select",
-     (tr([4, 5, 6, 7], "float32", [3, 1, 0, 2]), 1, V([3], "int64")), {}, dict(dims=0)),
+    ("transposed 4-D does not collapse: a 4-dim walk", "index_select",
+     (tr([4, 5, 6, 7], "float32", [3, 1, 0, 2]), 1, V([3], "int64")), {}, dict(dims=4)),
     ("past 2^31 elements: 64-bit offsets", "index_select", (V([(1 << 31) + 8], "int8"), 0, V([5], "int64")), {},
      dict(offset=64, dims=1)),
     ("gather one column", "gather", (V([5100, 38506], "float32"), 1, V([5100, 1], "int64")), {}, dict(dims=1)),
@@ -106,7 +106,7 @@ CASES = [
     # an index expanded along an outer dim and varying along the inner one: a load serves several rows
     ("an index expanded over 1024 rows: a load serves 4, twice", "gather",
      (V([1024, 1024, 32, 1], "bfloat16"), 3, V([1024, 384, 26, 4], "int64", strides=[0, 104, 4, 1])), {},
-     dict(dims=0, reuse=4, unroll=2)),
+     dict(dims=4, reuse=4, unroll=2)),
     ("an index expanded over 3 rows: a load serves 4", "gather",
      (V([16, 3, 50000], "float32"), 2, V([16, 3, 40000], "int32", strides=[40000, 0, 1])), {},
      dict(dims=3, reuse=4, unroll=2)),
@@ -164,10 +164,18 @@ def test_grid_is_sized_from_the_work_not_the_index_count():
     assert 132 * 8 <= r["grid"][0] <= 132 * 8 * 4
 
 
-def test_generic_dims_beyond_three():
+def test_dims_up_to_six_get_their_own_walk_more_the_generic_one():
     x = tr([3, 4, 5, 6, 7], "int16", [4, 2, 0, 3, 1])  # shape (7, 5, 3, 6, 4)
     index = V([7, 5, 3, 6, 4], "int64", strides=[1, 7, 35, 105, 630])  # column-major
     r = spec("gather", x, 2, index)
+    assert r["spec"]["dims"] == 5
+    assert "gather_linear<" in r["source"] and ", 5, false," in r["source"]
+    shape = [2, 3, 2, 3, 2, 3, 2]
+    x = tr(shape, "int16", [6, 4, 2, 0, 5, 3, 1])
+    column_major = [1]
+    for n in [x.shape[d] for d in range(6)]:
+        column_major.append(column_major[-1] * n)
+    r = spec("gather", x, 2, V(list(x.shape), "int64", strides=column_major))
     assert r["spec"]["dims"] == 0
     assert "gather_linear<" in r["source"] and ", 16, true," in r["source"]
 

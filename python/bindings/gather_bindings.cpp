@@ -10,6 +10,7 @@
 #include "python/bindings/fastcall.h"
 #include "python/bindings/op_runner.h"
 #include "runtime/arg_error.h"
+#include "runtime/launch_shape.h"
 #include "runtime/ops/gather_ops.h"
 
 namespace py = pybind11;
@@ -118,7 +119,8 @@ py::dict explain_gather_spec(int unit_bytes, int index_bytes, int dims, int offs
   check(unit_bytes == 1 || unit_bytes == 2 || unit_bytes == 4 || unit_bytes == 8 || unit_bytes == 16,
         "unit_bytes: expected 1, 2, 4, 8 or 16 (got " + std::to_string(unit_bytes) + ")");
   check(index_bytes == 4 || index_bytes == 8, "index_bytes: expected 4 or 8 (got " + std::to_string(index_bytes) + ")");
-  check(dims >= 0 && dims <= 3, "dims: expected 1, 2, 3 or 0 for generic (got " + std::to_string(dims) + ")");
+  check(dims >= 0 && dims <= kSpecializedDims, "dims: expected 1 to " + std::to_string(kSpecializedDims) +
+                                                 ", or 0 for generic (got " + std::to_string(dims) + ")");
   check(offset_bits == 32 || offset_bits == 64, "offset_bits: expected 32 or 64 (got " + std::to_string(offset_bits) + ")");
   KernelSpec spec;
   spec.family = KernelFamily::Gather;

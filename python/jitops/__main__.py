@@ -67,7 +67,7 @@ def _ptx(args):
     report = _core.explain_gather_spec(
         unit_bytes=element_bytes,
         index_bytes=index_bytes,
-        dims=args.dims if args.dims <= 3 else 0,
+        dims=args.dims if args.dims <= 6 else 0,  # as the planner does (kSpecializedDims, runtime/launch_shape.h)
         offset_bits=args.offset_bits,
         wrap=args.op == "take",
         flat=False,
@@ -168,7 +168,7 @@ def main(argv=None):
     ptx.add_argument("op", nargs="?", help="index_select, take or gather (or give --source FILE.cu --name KERNEL)")
     ptx.add_argument("--dtype", default="float32")
     ptx.add_argument("--index-dtype", default="int64")
-    ptx.add_argument("--dims", type=int, default=1, help="dimensions after collapsing (4 and up: generic)")
+    ptx.add_argument("--dims", type=int, default=1, help="dimensions after collapsing (7 and up: generic)")
     ptx.add_argument("--arch", default="sm_90")
     ptx.add_argument("--offset-bits", type=int, default=32, choices=(32, 64))
     ptx.add_argument("--source", nargs="?", const=True, default=False, metavar="FILE.cu",

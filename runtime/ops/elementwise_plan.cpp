@@ -5,6 +5,7 @@
 
 #include "runtime/arg_error.h"
 #include "runtime/collapse.h"
+#include "runtime/launch_shape.h"
 #include "runtime/ops/elementwise_tile_plan.h"
 
 namespace jitops {
@@ -152,14 +153,6 @@ void fill_strided(const ElementwiseProblem& p, const IterationSpace& s, int oper
   }
   plan.set_params(params);
 }
-
-// Dims up to this many get a kernel of their own, whose offset loop the
-// compiler unrolls with the sizes and strides in registers; more run the
-// kMaxDims loop, which tests each dim against ndim. 4 dims (a broadcast
-// channel, NCHW against (1,C,1,1)-like shapes) were ~1.2x slower through it:
-// 16 sweep plans 1.17x in geomean with their own, up to 1.61x (seed 600's
-// uint8 minimum of (256x512x4x16), 40.6 -> 25.2 us; H100, NOTES 87).
-constexpr int kSpecializedDims = 6;
 
 template <int Bits>
 void fill_strided_dims(int dims, const ElementwiseProblem& p, const IterationSpace& s, int operands, int pack,

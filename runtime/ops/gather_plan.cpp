@@ -160,16 +160,28 @@ void fill_params_for_dims(const GatherProblem& p, const IndexReuse& reuse, int d
       case 1: return fill_params<Bits, 1, kMaxDims>(p, reuse, band, slot, plan);
       case 2: return fill_params<Bits, 2, kMaxDims>(p, reuse, band, slot, plan);
       case 3: return fill_params<Bits, 3, kMaxDims>(p, reuse, band, slot, plan);
+      case 4: return fill_params<Bits, 4, kMaxDims>(p, reuse, band, slot, plan);
+      case 5: return fill_params<Bits, 5, kMaxDims>(p, reuse, band, slot, plan);
+      case 6: return fill_params<Bits, 6, kMaxDims>(p, reuse, band, slot, plan);
       default: return fill_params<Bits, kMaxDims, kMaxDims>(p, reuse, band, slot, plan);
     }
   }
-  if (reuse.extent > 0)  // the linear layout over 3 or more dims
-    return dims == 3 ? fill_params<Bits, 3, 1, true>(p, reuse, band, slot, plan)
-                     : fill_params<Bits, kMaxDims, 1, true>(p, reuse, band, slot, plan);
+  if (reuse.extent > 0) {  // the linear layout over 3 or more dims
+    switch (dims) {
+      case 3: return fill_params<Bits, 3, 1, true>(p, reuse, band, slot, plan);
+      case 4: return fill_params<Bits, 4, 1, true>(p, reuse, band, slot, plan);
+      case 5: return fill_params<Bits, 5, 1, true>(p, reuse, band, slot, plan);
+      case 6: return fill_params<Bits, 6, 1, true>(p, reuse, band, slot, plan);
+      default: return fill_params<Bits, kMaxDims, 1, true>(p, reuse, band, slot, plan);
+    }
+  }
   switch (dims) {
     case 1: return fill_params<Bits, 1, 1>(p, reuse, band, slot, plan);
     case 2: return fill_params<Bits, 2, 1>(p, reuse, band, slot, plan);
     case 3: return fill_params<Bits, 3, 1>(p, reuse, band, slot, plan);
+    case 4: return fill_params<Bits, 4, 1>(p, reuse, band, slot, plan);
+    case 5: return fill_params<Bits, 5, 1>(p, reuse, band, slot, plan);
+    case 6: return fill_params<Bits, 6, 1>(p, reuse, band, slot, plan);
     default: return fill_params<Bits, kMaxDims, 1>(p, reuse, band, slot, plan);
   }
 }

@@ -164,6 +164,9 @@ void fill_for_dims(const ScatterProblem& p, int dims, IndexErrorSlot* slot, Laun
     case 1: return fill_params<Bits, 1>(p, slot, plan);
     case 2: return fill_params<Bits, 2>(p, slot, plan);
     case 3: return fill_params<Bits, 3>(p, slot, plan);
+    case 4: return fill_params<Bits, 4>(p, slot, plan);
+    case 5: return fill_params<Bits, 5>(p, slot, plan);
+    case 6: return fill_params<Bits, 6>(p, slot, plan);
     default: return fill_params<Bits, kMaxDims>(p, slot, plan);
   }
 }
