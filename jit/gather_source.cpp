@@ -17,7 +17,7 @@ std::string gather_body(const KernelSpec& s) {
   const int dims = f[F::kDims];
   const bool generic = dims == 0;
   const int param_dims = generic ? kMaxDims : dims;
-  const int flat_dims = f[F::kFlat] ? kMaxDims : 1;
+  const int flat_dims = f[F::kFlat] > 0 ? f[F::kFlat] : 1;  // flat: x's collapsed dims, or kMaxDims
   const char* index_type = f[F::kIndexBytes] == 4 ? "int" : "long long";
   const std::string unit = "jitops::UnitOf<" + std::to_string(f[F::kUnitBytes]) + ">::type";
   const std::string wrap = f[F::kWrap] ? "true" : "false";

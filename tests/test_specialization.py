@@ -51,7 +51,9 @@ CASES = [
     ("take flat on contiguous x", "take", (V([30, 40], "float32"), V([5, 6], "int64")), {},
      dict(wrap=1, flat=0, dims=1)),
     ("take flat on transposed x unravels", "take", (tr([30, 40], "float32", [1, 0]), V([50], "int64")), {},
-     dict(wrap=1, flat=1)),
+     dict(wrap=1, flat=2)),  # x's two dims
+    ("take flat on a permuted 4-D x", "take", (tr([3, 4, 5, 6], "int16", [2, 0, 3, 1]), V([50], "int64")), {},
+     dict(wrap=1, flat=4)),
     ("take along an axis", "take", (V([4, 5, 6], "float64"), V([2, 3], "int32")), dict(axis=1),
      dict(wrap=1, flat=0, unit=16)),  # rows of 6 doubles move as 3 x 16 bytes
     # x dense along another dim than the output (channels_last against the contiguous output): tiles of

@@ -152,20 +152,39 @@ void fill_params(const GatherProblem& p, const IndexReuse& reuse, int band, Inde
   plan.set_params(params);
 }
 
+// Flat mode: the walk's dims by x's own (the spec's flat field).
+template <int Bits, int FlatDims>
+void fill_flat_params(const GatherProblem& p, const IndexReuse& reuse, int dims, int band, IndexErrorSlot* slot,
+                      LaunchPlan& plan) {
+  switch (dims) {
+    case 1: return fill_params<Bits, 1, FlatDims>(p, reuse, band, slot, plan);
+    case 2: return fill_params<Bits, 2, FlatDims>(p, reuse, band, slot, plan);
+    case 3: return fill_params<Bits, 3, FlatDims>(p, reuse, band, slot, plan);
+    case 4: return fill_params<Bits, 4, FlatDims>(p, reuse, band, slot, plan);
+    case 5: return fill_params<Bits, 5, FlatDims>(p, reuse, band, slot, plan);
+    case 6: return fill_params<Bits, 6, FlatDims>(p, reuse, band, slot, plan);
+    default: return fill_params<Bits, kMaxDims, FlatDims>(p, reuse, band, slot, plan);
+  }
+}
+
+template <int Bits>
+void fill_flat_params_for_dims(const GatherProblem& p, const IndexReuse& reuse, int dims, int band,
+                               IndexErrorSlot* slot, LaunchPlan& plan) {
+  switch (plan.spec.fields[GatherSpecFields::kFlat]) {
+    case 1: return fill_flat_params<Bits, 1>(p, reuse, dims, band, slot, plan);
+    case 2: return fill_flat_params<Bits, 2>(p, reuse, dims, band, slot, plan);
+    case 3: return fill_flat_params<Bits, 3>(p, reuse, dims, band, slot, plan);
+    case 4: return fill_flat_params<Bits, 4>(p, reuse, dims, band, slot, plan);
+    case 5: return fill_flat_params<Bits, 5>(p, reuse, dims, band, slot, plan);
+    case 6: return fill_flat_params<Bits, 6>(p, reuse, dims, band, slot, plan);
+    default: return fill_flat_params<Bits, kMaxDims>(p, reuse, dims, band, slot, plan);
+  }
+}
+
 template <int Bits>
 void fill_params_for_dims(const GatherProblem& p, const IndexReuse& reuse, int dims, int band,
                           IndexErrorSlot* slot, LaunchPlan& plan) {
-  if (p.flat) {
-    switch (dims) {
-      case 1: return fill_params<Bits, 1, kMaxDims>(p, reuse, band, slot, plan);
-      case 2: return fill_params<Bits, 2, kMaxDims>(p, reuse, band, slot, plan);
-      case 3: return fill_params<Bits, 3, kMaxDims>(p, reuse, band, slot, plan);
-      case 4: return fill_params<Bits, 4, kMaxDims>(p, reuse, band, slot, plan);
-      case 5: return fill_params<Bits, 5, kMaxDims>(p, reuse, band, slot, plan);
-      case 6: return fill_params<Bits, 6, kMaxDims>(p, reuse, band, slot, plan);
-      default: return fill_params<Bits, kMaxDims, kMaxDims>(p, reuse, band, slot, plan);
-    }
-  }
+  if (p.flat) return fill_flat_params_for_dims<Bits>(p, reuse, dims, band, slot, plan);
   if (reuse.extent > 0) {  // the linear layout over 3 or more dims
     switch (dims) {
       case 3: return fill_params<Bits, 3, 1, true>(p, reuse, band, slot, plan);
@@ -228,7 +247,8 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   plan.spec.fields[F::kIndexBytes] = p.index_bytes;
   plan.spec.fields[F::kOffsetBits] = bits;
   plan.spec.fields[F::kWrap] = p.wrap;
-  plan.spec.fields[F::kFlat] = p.flat;
+  // Flat: x's own collapsed dims, which its offsets walk (kMaxDims past kSpecializedDims).
+  plan.spec.fields[F::kFlat] = p.flat ? (p.x_layout.ndim <= kSpecializedDims ? std::max(1, p.x_layout.ndim) : kMaxDims) : 0;
   plan.spec.fields[F::kIndexReuse] = 1;
   const GatherTileChoice tiles = gather_tile_choice(p, device, tuning);
   if (tiles.dim_b >= 0) {

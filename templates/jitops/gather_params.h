@@ -50,7 +50,8 @@ struct GatherParams : GatherReuseFields<Bits, Reuse> {
   Stride x_strides[Dims];
   Stride index_strides[Dims];
   int64_t index_positions[Dims];  // C-order strides of the index's shape: where a bad index was (report only)
-  // Flat mode only (FlatDims > 1): x's collapsed shape, innermost last.
+  // Flat mode only: x's collapsed shape, innermost last (FlatDims of them, or
+  // up to kMaxDims with x_ndim in use).
   int32_t x_ndim;
   int32_t band;  // 2-D layout: 0 columns first, N bands of N column ranges, each band's rows first (gather_2d)
   Divider x_sizes[FlatDims];
