@@ -74,9 +74,10 @@ def data_range(x):
     return in_x_type(x, v.min()), in_x_type(x, v.max())
 
 
-# An explicit range over 20011 values: one block that writes out itself; over 100003: several blocks.
-@pytest.mark.parametrize("mode,n", [("auto", 20011), ("explicit", 20011), ("explicit", 100003),
-                                    ("explicit_int", 20011), ("explicit_int", 100003)])
+# An explicit range over 12007 values: one block that writes out itself (floats; one cluster for integers);
+# over 20011, one cluster or several blocks; over 100003: several blocks.
+@pytest.mark.parametrize("mode,n", [("auto", 20011), ("explicit", 12007), ("explicit", 20011), ("explicit", 100003),
+                                    ("explicit_int", 12007), ("explicit_int", 100003)])
 @pytest.mark.parametrize("bins", [1, 100, 1000, 70000])
 @pytest.mark.parametrize("layout", ["contiguous", "strided"])
 @pytest.mark.parametrize("dtype", FLOATS + INTS)

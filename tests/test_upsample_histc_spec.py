@@ -158,6 +158,22 @@ def test_histc_small_explicit_range_is_one_cluster_launch_on_sm90(fresh_cache):
     assert old["spec"]["kind"] == 1 and "cluster" not in old["source"]
 
 
+def test_histc_up_to_12288_dense_values_is_one_block_then_a_cluster_or_the_count_kernel(fresh_cache):
+    """An explicit range over a dense floating x of up to 12288 values: one block counts and writes the
+    output; past that, one cluster (under 256 values a bin) or the count kernel, both sooner there. An
+    integer x of up to 16384 values: one cluster at any bins (NOTES 87)."""
+    one_block = "count: one block, straight to the output"
+    cluster = "count: one cluster of 8 blocks, straight to the output"
+    for bins in (10, 118, 1000):
+        assert explain("histc", V([12288], "float32"), bins, -3, 3)[-1]["regime"] == one_block
+        assert explain("histc", V([8192], "float16"), bins, -3, 3)[-1]["regime"] == one_block
+        assert explain("histc", V([8192], "int32"), bins, -3, 3)[-1]["regime"] == cluster
+        assert explain("histc", V([16384], "uint8"), bins, 0, 9)[-1]["regime"] == cluster
+    assert explain("histc", V([12289], "float32"), 1000, -3, 3)[-1]["regime"] == cluster
+    assert explain("histc", V([32768], "float32"), 118, -3, 3)[-1]["regime"].startswith("count: sub-histograms")
+    assert explain("histc", V([12288], "float32", strides=[2]), 10, -3, 3)[-1]["regime"] != one_block  # strided
+
+
 @pytest.mark.parametrize("kwargs,error,match", [
     (dict(bins=0), ValueError, "bins: expected a positive number of bins"),
     (dict(bins=10, min=3, max=1), ValueError, "max: expected max >= min"),

@@ -118,7 +118,11 @@ void bind_histogram_ops(py::module_& m) {
   m.def("_set_histogram_strategy", &set_histogram_strategy,
         "Development knob: 0 heuristic, 1 shared-memory sub-histograms, 2 global atomics.");
   m.def("_set_histc_cluster_limits", &set_histc_cluster_limits, py::arg("dense_bytes"), py::arg("strided_values"),
-        "Development knob: the most one sm_90 cluster counts (default 1 MiB dense, 131072 strided values; one of 8 bytes counts as two).");
+        py::arg("values_per_bin") = 256,
+        "Development knob: the most one sm_90 cluster counts (default 1 MiB dense, 131072 strided values; one of 8 "
+        "bytes counts as two), and the values a bin from which the count kernel adding into out is taken instead.");
+  m.def("_set_histc_single_block_values", &set_histc_single_block_values, py::arg("values"),
+        "Development knob: the most values one block counts straight into the output (default 12288).");
 }
 
 }  // namespace jitops

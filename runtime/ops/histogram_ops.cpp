@@ -15,9 +15,16 @@ namespace jitops {
 namespace {
 
 constexpr int kThreads = 256;
-// Up to 32768 values one SM reads in about a microsecond: less than the memset
-// launch and the last-block hand-off that several blocks need.
-constexpr int64_t kSingleBlockValues = 32768;
+// Up to 12288 values one block counts sooner than the memset launch and the
+// last-block hand-off that several blocks need, or one cluster; past that its
+// loads, a few in flight a thread on one SM, take longer (H100, float32, an
+// explicit range, benchmarks/probes/histc_single_probe.py, NOTES 87): 8192
+// values 6.6 us against 7.1 (cluster) and 7.1 (count kernel), 16384 7.8
+// against 7.4 and 7.3, 32768 10.3 against 7.5 and 7.3 (PyTorch 8.9), 118
+// bins; where it applies it comes before the cluster at any bins (2048
+// values, 1000 bins: 5.8 against 7.5).
+// Settable for measurement: set_histc_single_block_values.
+std::atomic<int64_t> g_single_block_values{12288};
 constexpr int64_t kStaticSharedReserve = 64;  // the count kernel's own __shared__
 // One cluster (sm_90) reads up to 1 MiB of a dense x with its 8 blocks' loads
 // in flight at once (8 packs of 16 bytes a thread); a strided x is read one
@@ -75,7 +82,8 @@ bool count_kernel_could_add_into_out(const TensorDesc& x, const TensorDesc& out,
 // (H100, NOTES 77): the count kernel's blocks each zero, fold and add every
 // bin, the cluster's 8 blocks read every value. Crossovers measured between
 // 65 and 330 values a bin (an 8-byte value counting as two).
-constexpr int64_t kClusterValuesPerBin = 256;
+// (settable for measurement: set_histc_cluster_limits).
+std::atomic<int64_t> g_cluster_values_per_bin{256};
 
 // x's explicit range as x's type holds it: floats round to nearest, integers
 // truncate toward zero (Scalar.to<int64_t>() in PyTorch), then narrow.
@@ -244,9 +252,11 @@ void plan_with_dims(const TensorDesc& x, const TensorDesc& out, const HistcReque
 }  // namespace
 
 void set_histogram_strategy(int strategy) { g_strategy = strategy; }
-void set_histc_cluster_limits(int64_t dense_bytes, int64_t strided_values) {
+void set_histc_single_block_values(int64_t values) { g_single_block_values = values; }
+void set_histc_cluster_limits(int64_t dense_bytes, int64_t strided_values, int64_t values_per_bin) {
   g_cluster_dense_bytes = dense_bytes;
   g_cluster_strided_values = strided_values;
+  g_cluster_values_per_bin = values_per_bin;
 }
 
 void check_histc(const TensorDesc& x, const HistcRequest& r) {
@@ -283,7 +293,10 @@ bool histc_range_is_automatic(const TensorDesc& x, const HistcRequest& r) {
 bool histc_single_block(const TensorDesc& x, const HistcRequest& r, const DeviceInfo& device) {
   // Only values one block streams with vector loads (a few 8-byte ones too): a sliced float64 x of 2^15
   // values took 108 us in one block against PyTorch's 9.6 (sweep seed 11), its loads one element at a time.
-  return !histc_range_is_automatic(x, r) && x.numel() <= kSingleBlockValues && x.is_contiguous() &&
+  // Floating x only: an integer x's binning, 32 values a thread in one block, took 11.2 us for 8192 int32
+  // values against the cluster's 8.0 (uint8 15.2 against 11.7; NOTES 87).
+  return !histc_range_is_automatic(x, r) && is_floating(x.dtype) && x.numel() <= g_single_block_values.load() &&
+         x.is_contiguous() &&
          (x.element_bytes() <= 4 || x.numel() <= 8192) &&
          (r.bins + 1) * 4 + kStaticSharedReserve <= device.shared_per_block_optin && g_strategy != 2;
 }
@@ -292,11 +305,16 @@ bool histc_in_one_cluster(const TensorDesc& x, const TensorDesc& out, const Hist
                           const DeviceInfo& device) {
   // sm_90's thread-block clusters; an explicit range (an automatic one needs an exchange more, NOTES 29).
   if (device.arch() < 90 || histc_range_is_automatic(x, r) || g_strategy == 2) return false;
+  if (histc_single_block(x, r, device)) return false;  // one block is sooner there, at any bins (NOTES 87)
   const int64_t weighted_values = x.numel() * (x.element_bytes() > 4 ? 2 : 1);
   if (x.is_contiguous() ? x.numel() * x.element_bytes() > g_cluster_dense_bytes.load()
                         : weighted_values > g_cluster_strided_values.load())
     return false;
-  if (weighted_values >= kClusterValuesPerBin * r.bins && count_kernel_could_add_into_out(x, out, r, device))
+  // The values a bin rule was measured on floating x; an integer x of up to 16384 values (int32, uint8) took
+  // 8.0-15.1 us in the cluster against the count kernel's 9.3-38.0 at 10 to 1000 bins (NOTES 87).
+  const bool small_integers = !is_floating(x.dtype) && x.numel() <= 16384;
+  if (!small_integers && weighted_values >= g_cluster_values_per_bin.load() * r.bins &&
+      count_kernel_could_add_into_out(x, out, r, device))
     return false;
   return cluster_shared_bytes(r.bins, 1) + kStaticSharedReserve <= device.shared_per_block_optin;
 }

@@ -60,8 +60,11 @@ bool histc_counts_into_out(const TensorDesc& x, const TensorDesc& out, const His
 
 // Strategy override for measurement: 0 heuristic, 1 shared memory, 2 global.
 void set_histogram_strategy(int strategy);
-// The most one sm_90 cluster counts: bytes of a dense x, values of a strided one.
-void set_histc_cluster_limits(int64_t dense_bytes, int64_t strided_values);
+// The most one sm_90 cluster counts: bytes of a dense x, values of a strided one; and the values a bin
+// from which the count kernel adding into out is taken instead.
+void set_histc_cluster_limits(int64_t dense_bytes, int64_t strided_values, int64_t values_per_bin = 256);
+// The most values one block counts straight into the output.
+void set_histc_single_block_values(int64_t values);
 
 // Appends the launches: range (when automatic), then count; or the one
 // launch of a single block or cluster.
