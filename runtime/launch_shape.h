@@ -3,6 +3,9 @@
 // (threadIdx.x along the inner one, threadIdx.y and the unrolled loop along
 // rows), a linear grid-stride layout otherwise.
 #pragma once
+#include <type_traits>
+#include <utility>
+
 #include "runtime/collapse.h"
 #include "runtime/device_context.h"
 
@@ -32,6 +35,21 @@ struct LaunchTuning {
 // plans of 4-5 dims 1.137x, 0.98-1.65x (seed 104's index_select of int16
 // (32x2x1024x32x13) transposed, 423.5 -> 270.3 us; H100, NOTES 87).
 constexpr int kSpecializedDims = 6;
+
+// Calls f(std::integral_constant<int, D>()) with the parameter block's dims
+// for a spec's dims field: D = dims from 1 to kSpecializedDims, kMaxDims for
+// anything else (0 or kMaxDims: the generic walk). The one mapping from the
+// field the kernel is compiled for to the block the host fills.
+template <int D = 1, typename F>
+void with_param_dims(int dims, F&& f) {
+  if constexpr (D > kSpecializedDims) {
+    f(std::integral_constant<int, kMaxDims>());
+  } else if (dims == D) {
+    f(std::integral_constant<int, D>());
+  } else {
+    with_param_dims<D + 1>(dims, std::forward<F>(f));
+  }
+}
 
 struct LaunchShape {
   int dims = 1;    // the spec's dims field: 1 to kSpecializedDims, or 0 for generic

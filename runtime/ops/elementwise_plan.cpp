@@ -157,15 +157,7 @@ void fill_strided(const ElementwiseProblem& p, const IterationSpace& s, int oper
 template <int Bits>
 void fill_strided_dims(int dims, const ElementwiseProblem& p, const IterationSpace& s, int operands, int pack,
                        int64_t items, LaunchPlan& plan) {
-  switch (dims) {
-    case 1: fill_strided<1, Bits>(p, s, operands, pack, items, plan); break;
-    case 2: fill_strided<2, Bits>(p, s, operands, pack, items, plan); break;
-    case 3: fill_strided<3, Bits>(p, s, operands, pack, items, plan); break;
-    case 4: fill_strided<4, Bits>(p, s, operands, pack, items, plan); break;
-    case 5: fill_strided<5, Bits>(p, s, operands, pack, items, plan); break;
-    case 6: fill_strided<6, Bits>(p, s, operands, pack, items, plan); break;
-    default: fill_strided<kMaxDims, Bits>(p, s, operands, pack, items, plan); break;
-  }
+  with_param_dims(dims, [&](auto d) { fill_strided<decltype(d)::value, Bits>(p, s, operands, pack, items, plan); });
 }
 
 }  // namespace

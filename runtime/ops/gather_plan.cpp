@@ -152,57 +152,22 @@ void fill_params(const GatherProblem& p, const IndexReuse& reuse, int band, Inde
   plan.set_params(params);
 }
 
-// Flat mode: the walk's dims by x's own (the spec's flat field).
-template <int Bits, int FlatDims>
-void fill_flat_params(const GatherProblem& p, const IndexReuse& reuse, int dims, int band, IndexErrorSlot* slot,
-                      LaunchPlan& plan) {
-  switch (dims) {
-    case 1: return fill_params<Bits, 1, FlatDims>(p, reuse, band, slot, plan);
-    case 2: return fill_params<Bits, 2, FlatDims>(p, reuse, band, slot, plan);
-    case 3: return fill_params<Bits, 3, FlatDims>(p, reuse, band, slot, plan);
-    case 4: return fill_params<Bits, 4, FlatDims>(p, reuse, band, slot, plan);
-    case 5: return fill_params<Bits, 5, FlatDims>(p, reuse, band, slot, plan);
-    case 6: return fill_params<Bits, 6, FlatDims>(p, reuse, band, slot, plan);
-    default: return fill_params<Bits, kMaxDims, FlatDims>(p, reuse, band, slot, plan);
-  }
-}
-
-template <int Bits>
-void fill_flat_params_for_dims(const GatherProblem& p, const IndexReuse& reuse, int dims, int band,
-                               IndexErrorSlot* slot, LaunchPlan& plan) {
-  switch (plan.spec.fields[GatherSpecFields::kFlat]) {
-    case 1: return fill_flat_params<Bits, 1>(p, reuse, dims, band, slot, plan);
-    case 2: return fill_flat_params<Bits, 2>(p, reuse, dims, band, slot, plan);
-    case 3: return fill_flat_params<Bits, 3>(p, reuse, dims, band, slot, plan);
-    case 4: return fill_flat_params<Bits, 4>(p, reuse, dims, band, slot, plan);
-    case 5: return fill_flat_params<Bits, 5>(p, reuse, dims, band, slot, plan);
-    case 6: return fill_flat_params<Bits, 6>(p, reuse, dims, band, slot, plan);
-    default: return fill_flat_params<Bits, kMaxDims>(p, reuse, dims, band, slot, plan);
-  }
-}
-
+// The walk's dims and, in flat mode, x's own (the spec's dims and flat fields).
 template <int Bits>
 void fill_params_for_dims(const GatherProblem& p, const IndexReuse& reuse, int dims, int band,
                           IndexErrorSlot* slot, LaunchPlan& plan) {
-  if (p.flat) return fill_flat_params_for_dims<Bits>(p, reuse, dims, band, slot, plan);
-  if (reuse.extent > 0) {  // the linear layout over 3 or more dims
-    switch (dims) {
-      case 3: return fill_params<Bits, 3, 1, true>(p, reuse, band, slot, plan);
-      case 4: return fill_params<Bits, 4, 1, true>(p, reuse, band, slot, plan);
-      case 5: return fill_params<Bits, 5, 1, true>(p, reuse, band, slot, plan);
-      case 6: return fill_params<Bits, 6, 1, true>(p, reuse, band, slot, plan);
-      default: return fill_params<Bits, kMaxDims, 1, true>(p, reuse, band, slot, plan);
+  with_param_dims(dims, [&](auto d) {
+    constexpr int kDims = decltype(d)::value;
+    if (p.flat) {
+      with_param_dims(plan.spec.fields[GatherSpecFields::kFlat], [&](auto flat) {
+        fill_params<Bits, kDims, decltype(flat)::value>(p, reuse, band, slot, plan);
+      });
+    } else if (reuse.extent > 0) {  // the linear layout over 3 or more dims
+      fill_params<Bits, kDims, 1, true>(p, reuse, band, slot, plan);
+    } else {
+      fill_params<Bits, kDims, 1>(p, reuse, band, slot, plan);
     }
-  }
-  switch (dims) {
-    case 1: return fill_params<Bits, 1, 1>(p, reuse, band, slot, plan);
-    case 2: return fill_params<Bits, 2, 1>(p, reuse, band, slot, plan);
-    case 3: return fill_params<Bits, 3, 1>(p, reuse, band, slot, plan);
-    case 4: return fill_params<Bits, 4, 1>(p, reuse, band, slot, plan);
-    case 5: return fill_params<Bits, 5, 1>(p, reuse, band, slot, plan);
-    case 6: return fill_params<Bits, 6, 1>(p, reuse, band, slot, plan);
-    default: return fill_params<Bits, kMaxDims, 1>(p, reuse, band, slot, plan);
-  }
+  });
 }
 
 // What the gather launch depends on: the moved element, the index, the

@@ -160,15 +160,7 @@ void fill_params(const ScatterProblem& p, IndexErrorSlot* slot, LaunchPlan& plan
 
 template <int Bits>
 void fill_for_dims(const ScatterProblem& p, int dims, IndexErrorSlot* slot, LaunchPlan& plan) {
-  switch (dims) {
-    case 1: return fill_params<Bits, 1>(p, slot, plan);
-    case 2: return fill_params<Bits, 2>(p, slot, plan);
-    case 3: return fill_params<Bits, 3>(p, slot, plan);
-    case 4: return fill_params<Bits, 4>(p, slot, plan);
-    case 5: return fill_params<Bits, 5>(p, slot, plan);
-    case 6: return fill_params<Bits, 6>(p, slot, plan);
-    default: return fill_params<Bits, kMaxDims>(p, slot, plan);
-  }
+  with_param_dims(dims, [&](auto d) { fill_params<Bits, decltype(d)::value>(p, slot, plan); });
 }
 
 // What an accumulate launch depends on: element, index, op, the inner and
