@@ -297,7 +297,7 @@ template <typename T> struct IsNarrowFloat {
   static constexpr bool value = same_type<T, __half>::value || same_type<T, __nv_bfloat16>::value;
 };
 
-template <typename T, int Op, int Unroll, int Vec, bool AfterRuns, typename P, typename IndexT>
+template <typename T, int Op, int Unroll, int Vec, bool AfterRuns, bool Tested = false, typename P, typename IndexT>
 __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Unroll], const bool (&bad)[Unroll],
                                               const IndexT (&raw)[Unroll], const typename P::Stride (&off)[Unroll][4],
                                               Pack<T, Vec> (&src)[Unroll], bool (&merged)[Unroll]) {
@@ -323,7 +323,9 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
     // 7% slower; NOTES 72).
     // AfterRuns: runs are combined already, and a sorted index leaves their
     // heads, rising among the live lanes: the match would find nothing.
-    if constexpr (AfterRuns) {
+    // Tested: the caller's sign found peers already (lanes_repeat).
+    if constexpr (Tested) {
+    } else if constexpr (AfterRuns) {
       const unsigned live_below = __ballot_sync(active, live) & below;
       const Stride prev = __shfl_sync(active, dest, live_below ? 31 - __clz(live_below) : lane);
       if (__all_sync(active, !live || live_below == 0u || prev < dest)) continue;
@@ -360,6 +362,35 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
   }
 }
 
+// Whether two live lanes of a warp two apart name one destination, after the
+// runs: a sorted index's run heads all differ and a random one's over a wide
+// range almost never meet, while a few hot values meet in most warps (8:
+// a pair of lanes 1 in 8, 30 pairs). One shuffle a unit and one vote for
+// all of them; the warp's peers are matched only where it fires. A test a
+// unit inside the match, on every 2-D walk along a row's index, cost sorted
+// and random indices 0.87x; this one, where a row fills the GPU, random
+// 1.00x and sorted 0.95x (the match's code, never run there), NOTES 88.
+template <int Unroll, typename P, typename IndexT>
+__device__ __forceinline__ bool lanes_repeat(const P& p, const bool (&valid)[Unroll], const bool (&bad)[Unroll],
+                                             const IndexT (&raw)[Unroll], const typename P::Stride (&off)[Unroll][4],
+                                             const bool (&merged)[Unroll]) {
+  typedef typename P::Stride Stride;
+  const unsigned active = __activemask();
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  const bool pair_active = lane >= 2 && ((active >> (lane - 2)) & 1u);
+  bool hit = false;
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k) {
+    const bool live = valid[k] && !bad[k] && !merged[k];
+    // dead lanes get keys of their own, below every destination
+    const Stride key = live ? off[k][0] + (Stride)(int64_t)raw[k] * p.axis_stride : Stride(-1) - Stride(lane);
+    const Stride two_below = __shfl_up_sync(active, key, 2);  // every active lane takes part
+    hit |= pair_active && two_below == key;
+  }
+  return __any_sync(active, hit);
+}
+
 // Pass 2 and 3 for Unroll units whose index loads are done.
 // `position_of(k)` gives unit k's position in the index, for the report.
 // LanesShareRows: a warp's lanes walk the units in order (the linear walk,
@@ -375,7 +406,7 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
 // geomean, NOTES 73), while full indices along the lanes need it (float64
 // products along dim 1: 25 -> 42 us without).
 template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, bool LanesShareRows,
-          bool RunsInLanes, bool AddsCombineRuns, bool RowsMayMeet, typename P, typename PositionOf>
+          bool RunsInLanes, bool AddsCombineRuns, bool RowsMayMeet, bool HotRepeats, typename P, typename PositionOf>
 __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Unroll], const IndexT (&raw)[Unroll],
                                               const typename P::Stride (&off)[Unroll][4], PositionOf position_of) {
   typedef typename P::Stride Stride;
@@ -462,6 +493,15 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
   // Packs of compare-and-swap updates (CasPack) combine as single elements do; other packs do not.
   constexpr bool kCombines = Vec == 1 || CasPack<T, Op>::value;
   if constexpr (kCombines && kCombinesRuns) combine_runs<T, Op, Unroll, Vec>(p, valid, bad, raw, off, src, merged);
+  // HotRepeats (the 2-D walk's adds along a row's index, where a row's blocks
+  // fill the GPU, so that every block in flight adds into that row): lanes
+  // that repeat a destination out of order combine too. 8 hot values of
+  // float64 rows of 285464 sent 32 atomics a warp into 8 elements that the
+  // whole GPU shared: 4853 us against PyTorch's 1138; matched, 1067 (NOTES 88).
+  if constexpr (kCombines && HotRepeats) {
+    if (lanes_repeat<Unroll>(p, valid, bad, raw, off, merged))
+      combine_peers<T, Op, Unroll, Vec, true, true>(p, valid, bad, raw, off, src, merged);
+  }
   if constexpr (kCombines && kCombinesPeers)
     combine_peers<T, Op, Unroll, Vec, false>(p, valid, bad, raw, off, src, merged);
   if constexpr ((kCombines || RowsMayMeet) && kCombinesHotPeers) {
@@ -525,7 +565,7 @@ __device__ __forceinline__ void scatter_linear(const P& p) {
         raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]);
       }
     }
-    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, LanesMayShare, LanesMayShare, false, false>(
+    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, LanesMayShare, LanesMayShare, false, false, false>(
         p, valid, raw, off, [&](int k) {
       return index_position(p, base + (Linear)k * blockDim.x);
     });
@@ -537,7 +577,8 @@ __device__ __forceinline__ void scatter_linear(const P& p) {
 // the lanes within one row); 1, they may (compare-and-swap ops combine runs and
 // peers); 2, the lanes walk the indexed dim within one row: adds combine runs
 // too; 3, as 0 within a row, but a warp spans rows that may meet at a column:
-// hot peers combine (RowsMayMeet).
+// hot peers combine (RowsMayMeet); 4, as 2, and lanes that repeat a
+// destination out of order combine (HotRepeats).
 template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, int LaneRuns, typename P>
 __device__ __forceinline__ void scatter_2d(const P& p) {
   typedef typename P::Linear Linear;
@@ -566,8 +607,8 @@ __device__ __forceinline__ void scatter_2d(const P& p) {
       off[k][3] = col_off[3] + row * p.counts_strides[0];
       raw[k] = valid[k] ? load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]) : IndexT(0);
     }
-    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, false, (LaneRuns == 1 || LaneRuns == 2), (LaneRuns == 2),
-                  (LaneRuns == 3)>(
+    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, false, (LaneRuns == 1 || LaneRuns == 2 || LaneRuns == 4),
+                  (LaneRuns == 2 || LaneRuns == 4), (LaneRuns == 3), (LaneRuns == 4)>(
         p, valid, raw, off, [&](int k) {
       return (int64_t)(base + (Linear)k * blockDim.y) * p.index_positions[0] + (int64_t)col * p.index_positions[1];
     });

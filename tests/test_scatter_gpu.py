@@ -650,16 +650,47 @@ def test_two_d_adds_along_a_sorted_row_combine_their_runs(dtype, kind):
 
 @pytest.mark.parametrize("kind", ["sorted", "repeated", "random"])
 @pytest.mark.parametrize("dtype", ADD_DTYPES)
+def test_two_d_adds_along_rows_that_fill_the_gpu_match_repeated_destinations(dtype, kind):
+    """Rows so long that one row's blocks fill the GPU twice, into rows too wide for their destinations to
+    stay in L2 (the blocks go columns first): lane_runs 4, where a warp whose lanes repeat a destination out
+    of order matches its peers after its runs (5 hot values here; sorted and random indices leave the match
+    out). scatter_add_, scatter_reduce_ sum and mean, and index_add_ with alpha."""
+    rng = np.random.default_rng(seed("2-D rows that fill the GPU", dtype, kind))
+    sms = torch.cuda.get_device_properties(DEVICE).multi_processor_count
+    rows, cols = 3, 2 * sms * 256 + 1001
+    dests = (16 << 20) // (rows * np.dtype(dtype if dtype != "bfloat16" else "float16").itemsize) + 7
+    idx = full_index_of(rng, kind, rows, cols, dests)
+
+    def expect_walk(report):
+        assert (report["spec"]["dims"], report["spec"]["lane_runs"]) == (2, 4), report["spec"]
+        assert "match.any.sync" in report["ptx"]
+    reduce_along_dim_1(rng, dtype, idx, lambda: device_tensor(rng, (rows, dests), dtype, "contiguous"),
+                       lambda: device_tensor(rng, (rows, cols), dtype, "contiguous"), expect_walk)
+    self_t = device_tensor(rng, (rows, dests), dtype, "contiguous")
+    src_t = device_tensor(rng, (rows, 2 * cols), dtype, "contiguous")[:, ::2]
+    row_index = torch.from_numpy(idx[0].copy()).to(DEVICE)
+    expect_walk(jitops.explain("index_add_", self_t, 1, row_index, src_t)[-1])
+    before, terms = host(self_t), host(src_t)
+    jitops.index_add_(self_t, 1, row_index, src_t, alpha=3)
+    pos = scatter_positions(np.broadcast_to(idx[0], (rows, cols)), 1)
+    expect_reduced(self_t, before, pos, 3 * terms, "add", True, dtype)
+
+
+@pytest.mark.parametrize("kind", ["sorted", "repeated", "random"])
+@pytest.mark.parametrize("dtype", ADD_DTYPES)
 def test_two_d_adds_with_a_warp_across_wide_rows_combine_their_runs(dtype, kind):
     """A transposed self (its rows 1 element apart) gives each row of the 2-D walk 4 or 8 lanes, a warp a
-    few rows; the rows are wide, so adds combine their runs there too (lane_runs 2; 16-bit floats keep
+    few rows; the rows are wide, so adds combine their runs there too (lane_runs 2, or 4 where a row's blocks
+    fill the GPU and lanes that repeat a destination out of order combine too; 16-bit floats keep
     single atomics, 1). scatter_add_, and scatter_reduce_ sum and mean, through a full index along dim 1."""
     rng = np.random.default_rng(seed("2-D runs across rows", dtype, kind))
     rows, cols, dests = 45, 1639, 211
-    lane_runs = 1 if dtype in ("float16", "bfloat16") else 2
+    lane_runs = (1,) if dtype in ("float16", "bfloat16") else (2, 4)  # 4: a row's blocks fill the GPU
 
     def expect_walk(report):
-        assert report["block"][0] < 32 and (report["spec"]["dims"], report["spec"]["lane_runs"]) == (2, lane_runs)
+        assert report["block"][0] < 32 and report["spec"]["dims"] == 2, report
+        assert report["spec"]["lane_runs"] in lane_runs, report["spec"]
+        assert ("match.any.sync" in report["ptx"]) == (report["spec"]["lane_runs"] == 4)
     reduce_along_dim_1(rng, dtype, full_index_of(rng, kind, rows, cols, dests),
                        lambda: device_tensor(rng, (dests, rows), dtype, "contiguous").t(),
                        lambda: device_tensor(rng, (rows, cols), dtype, "contiguous"), expect_walk)

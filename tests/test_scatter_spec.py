@@ -395,6 +395,24 @@ def test_compare_and_swap_runs_combine_only_where_lanes_walk_the_index():
     assert full["dims"] == 2 and full["lane_runs"] == 1
 
 
+def test_adds_along_rows_that_fill_the_gpu_match_lanes_that_repeat_a_destination():
+    """The 2-D walk's adds along a row's index: where a row's blocks fill the GPU twice and the rows'
+    destinations pass L2 (columns first), every block in flight adds into one row, and a warp whose lanes
+    repeat a destination out of order matches them (lane_runs 4: seed 716's float64 index_add_ through 8 hot
+    values); rows whose destinations fit, or a few blocks a row, keep lane_runs 2 and no match."""
+    def spec(self_shape, cols, dtype="float64"):
+        rows = self_shape[0]
+        (r,) = jitops.explain("scatter_add_", V(self_shape, dtype), 1, V([rows, cols], "int32"),
+                              V([rows, cols], dtype), arch="sm_90")
+        return r
+    long_rows = spec([119, 524288], 285464)
+    assert (long_rows["spec"]["dims"], long_rows["spec"]["lane_runs"]) == (2, 4), long_rows["spec"]
+    assert long_rows["grid"][0] >= 264 and "match.any.sync" in long_rows["ptx"]
+    for short in (spec([37, 211], 1639), spec([64, 16384], 285464, "float32")):
+        assert short["spec"]["lane_runs"] == 2, short["spec"]
+        assert "match.any.sync" not in short["ptx"]
+
+
 def test_a_warp_across_narrow_rows_combines_hot_peers_across_its_rows():
     """Rows reached through an expanded index, a warp across several (lane_runs 3: the kernel votes on
     whether two threads' units met, then matches its lanes' destinations): native adds where a warp spans 8
@@ -470,7 +488,7 @@ def test_two_d_adds_combine_runs_with_a_warp_across_a_few_wide_rows():
         assert r["spec"]["dims"] == 2 and r["block"][0] < 32, r
         return r["spec"]["lane_runs"]
     for dtype in ("float32", "float64", "int8", "int32", "int64"):
-        assert walk(dtype) == 2, dtype
+        assert walk(dtype) == 4, dtype  # 2 and the hot lanes' match: a row's blocks fill the GPU
     assert walk("float16") == 1 and walk("bfloat16") == 1
 
 

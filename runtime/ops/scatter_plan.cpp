@@ -363,14 +363,25 @@ bool rows_may_meet(const ScatterProblem& p, const LaunchShape& shape) {
 // 3 instead of 0 where a warp spans rows and a thread takes several: lanes of
 // one row never meet, but rows may at a column (8 hot rows), and threads whose
 // units met on one destination are the sign (rows_may_meet).
-int lane_runs_2d(const ScatterProblem& p, const LaunchShape& shape) {
+// 4 instead of 2 where the blocks go columns first and a row's blocks fill the
+// GPU twice: every block in flight adds into one row group, so a few hot
+// values there take every atomic the GPU issues; lanes that repeat a
+// destination out of order then combine (lanes_repeat in scatter.cuh). The 82
+// such plans of seeds 100-716 (H100, two builds, NOTES 88): 1.21x in
+// geomean; 8 hot values 2.08x (seed 716's float64 index_add_ 4853 -> 1067
+// us, PyTorch 1138; seed 409's float16 scatter_add_ 1536 -> 429), random
+// 1.00x, sorted 0.95x (the match's code costs warps that never take it: seed
+// 427's int32 99 -> 136 us, PyTorch 407).
+int lane_runs_2d(const ScatterProblem& p, const LaunchShape& shape, const DeviceInfo& device) {
   const IterationSpace& s = p.space;
   const bool one_row_a_warp = shape.block[0] >= 32;
   const int apart = rows_may_meet(p, shape) ? 3 : 0;
   if (s.strides[kIndexOperand][1] == 0) return apart;
   if (s.strides[kSelfOperand][1] != 0) return one_row_a_warp || p.op == kScatterAdd ? apart : 1;
   const bool narrow_float = p.element == kElemFloat16 || p.element == kElemBFloat16;
-  return p.op == kScatterAdd && (one_row_a_warp || (s.sizes[1] >= 32 && !narrow_float)) ? 2 : 1;
+  if (!(p.op == kScatterAdd && (one_row_a_warp || (s.sizes[1] >= 32 && !narrow_float)))) return 1;
+  const bool row_fills_gpu = !p.rows_first && shape.grid[0] >= 2u * unsigned(device.sm_count);
+  return row_fills_gpu ? 4 : 2;
 }
 
 }  // namespace
@@ -548,7 +559,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   plan.spec.fields[F::kAlpha] = p.has_alpha;
   plan.spec.fields[F::kUnroll] = linear_pass ? 1 : shape.unroll;
   plan.spec.fields[F::kMaxThreads] = tuning.threads;
-  plan.spec.fields[F::kRunsInLanes] = shape.dims == 2 ? lane_runs_2d(p, shape) : lanes_may_share(s);
+  plan.spec.fields[F::kRunsInLanes] = shape.dims == 2 ? lane_runs_2d(p, shape, device) : lanes_may_share(s);
   plan.regime = shape.dims == 2 && !linear_pass ? (small_index ? "small-index" : "large-index") : nullptr;
   if (bits == 32)
     fill_for_dims<32>(p, shape.dims, error_slot, plan);
