@@ -585,21 +585,24 @@ __device__ __forceinline__ void scatter_2d(const P& p) {
   typedef typename P::Stride Stride;
   const Linear rows = p.sizes[0].divisor, cols = p.sizes[1].divisor;
   const BlockPlace block = block_place(p.rows_first);
-  const Linear col = (Linear)block.col * blockDim.x + threadIdx.x;
+  // a block of fewer rows than blockDim.y (block_rows) takes groups of them side by side
+  const unsigned block_rows = p.block_rows ? unsigned(p.block_rows) : blockDim.y;
+  const unsigned group = threadIdx.y / block_rows, row_in_block = threadIdx.y - group * block_rows;
+  const Linear col = ((Linear)block.col * (blockDim.y / block_rows) + group) * blockDim.x + threadIdx.x;
   if (col >= cols) return;
   Stride col_off[4];
   col_off[0] = (Stride)col * p.self_strides[1];
   col_off[1] = (Stride)col * p.src_strides[1];
   col_off[2] = (Stride)col * p.index_strides[1];
   col_off[3] = (Stride)col * p.counts_strides[1];
-  const Linear step = (Linear)gridDim.y * blockDim.y * Unroll;
-  for (Linear base = (Linear)block.row * blockDim.y * Unroll + threadIdx.y; base < rows; base += step) {
+  const Linear step = (Linear)gridDim.y * block_rows * Unroll;
+  for (Linear base = (Linear)block.row * block_rows * Unroll + row_in_block; base < rows; base += step) {
     bool valid[Unroll];
     IndexT raw[Unroll];
     Stride off[Unroll][4];
 #pragma unroll
     for (int k = 0; k < Unroll; ++k) {
-      Stride row = (Stride)(base + (Linear)k * blockDim.y);
+      Stride row = (Stride)(base + (Linear)k * block_rows);
       valid[k] = (Linear)row < rows;
       off[k][0] = col_off[0] + row * p.self_strides[0];
       off[k][1] = col_off[1] + row * p.src_strides[0];
@@ -610,7 +613,7 @@ __device__ __forceinline__ void scatter_2d(const P& p) {
     scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, false, (LaneRuns == 1 || LaneRuns == 2 || LaneRuns == 4),
                   (LaneRuns == 2 || LaneRuns == 4), (LaneRuns == 3), (LaneRuns == 4)>(
         p, valid, raw, off, [&](int k) {
-      return (int64_t)(base + (Linear)k * blockDim.y) * p.index_positions[0] + (int64_t)col * p.index_positions[1];
+      return (int64_t)(base + (Linear)k * block_rows) * p.index_positions[0] + (int64_t)col * p.index_positions[1];
     });
   }
 }

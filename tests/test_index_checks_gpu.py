@@ -151,6 +151,24 @@ def test_multi_dim_index_positions_are_c_order(mode):
         jitops.take(x, flat)
 
 
+def test_positions_from_blocks_that_take_their_rows_in_groups(mode):
+    """A transposed self of 3 rows through a full index: the block takes its rows in groups side by side
+    along the columns (scatter_plan.cpp, fold_block_rows), and a bad value's position is still its C-order
+    position in the index."""
+    mode("sync")
+    rows, cols, dests = 3, 70001, 4099
+    for reduce in ("sum", "amax"):
+        self_ = torch.zeros(dests, rows, device=DEVICE).t()
+        idx = torch.randint(0, dests, (rows, cols), device=DEVICE)
+        report = jitops.explain("scatter_reduce_", self_, 1, idx, torch.ones(rows, cols, device=DEVICE), reduce)[-1]
+        assert report["grid"][0] * report["block"][0] < cols, report  # each block takes several column ranges
+        idx[2, 65537] = dests + 5
+        idx[1, 40000] = -dests - 2
+        first = rf"^scatter_reduce_: index holds {-dests - 2} at position {cols + 40000} "
+        with pytest.raises(IndexError, match=first):
+            jitops.scatter_reduce_(self_, 1, idx, torch.ones(rows, cols, device=DEVICE), reduce)
+
+
 def test_async_raises_at_next_call_and_context_survives(mode):
     mode("async")
     x = torch.randn(100, 32, device=DEVICE)

@@ -605,12 +605,14 @@ def full_index_of(rng, kind, rows, cols, dests):
             "random": flat}[kind].reshape(rows, cols)
 
 
-def reduce_along_dim_1(rng, dtype, idx, new_self, new_src, expect_walk):
-    """scatter_add_, and scatter_reduce_ sum and mean, through `idx` along dim 1 into fresh self and src
-    tensors, each against the reference; `expect_walk(report)` checks the plan first."""
+def reduce_along_dim_1(rng, dtype, idx, new_self, new_src, expect_walk,
+                       reduces=(("add", True), ("sum", True), ("mean", False))):
+    """scatter_add_, and scatter_reduce_ sum and mean (or `reduces`), through `idx` along dim 1 into fresh
+    self and src tensors (`new_src(reduce)`), each against the reference; `expect_walk(report)` checks
+    scatter_add_'s plan first."""
     index = torch.from_numpy(idx).to(DEVICE)
-    for reduce, include_self in [("add", True), ("sum", True), ("mean", False)]:
-        self_t, src_t = new_self(), new_src()
+    for reduce, include_self in reduces:
+        self_t, src_t = new_self(), new_src(reduce)
         expect_walk(jitops.explain("scatter_add_", self_t, 1, index, src_t)[-1])
         before, terms = host(self_t), host(src_t)
         if reduce == "add":
@@ -636,7 +638,7 @@ def test_two_d_adds_along_a_sorted_row_combine_their_runs(dtype, kind):
     def expect_walk(report):
         assert (report["spec"]["dims"], report["spec"]["lane_runs"]) == (2, 2), report["spec"]
     reduce_along_dim_1(rng, dtype, idx, lambda: device_tensor(rng, (rows, dests), dtype, "contiguous"),
-                       lambda: device_tensor(rng, (rows, 3 * cols), dtype, "contiguous")[:, ::3], expect_walk)
+                       lambda _: device_tensor(rng, (rows, 3 * cols), dtype, "contiguous")[:, ::3], expect_walk)
     # index_add_ along dim 1: one index of cols positions, the same for every row
     self_t = device_tensor(rng, (rows, dests), dtype, "contiguous")
     src_t = device_tensor(rng, (rows, 3 * cols), dtype, "contiguous")[:, ::3]
@@ -665,7 +667,7 @@ def test_two_d_adds_along_rows_that_fill_the_gpu_match_repeated_destinations(dty
         assert (report["spec"]["dims"], report["spec"]["lane_runs"]) == (2, 4), report["spec"]
         assert "match.any.sync" in report["ptx"]
     reduce_along_dim_1(rng, dtype, idx, lambda: device_tensor(rng, (rows, dests), dtype, "contiguous"),
-                       lambda: device_tensor(rng, (rows, cols), dtype, "contiguous"), expect_walk)
+                       lambda _: device_tensor(rng, (rows, cols), dtype, "contiguous"), expect_walk)
     self_t = device_tensor(rng, (rows, dests), dtype, "contiguous")
     src_t = device_tensor(rng, (rows, 2 * cols), dtype, "contiguous")[:, ::2]
     row_index = torch.from_numpy(idx[0].copy()).to(DEVICE)
@@ -693,7 +695,71 @@ def test_two_d_adds_with_a_warp_across_wide_rows_combine_their_runs(dtype, kind)
         assert ("match.any.sync" in report["ptx"]) == (report["spec"]["lane_runs"] == 4)
     reduce_along_dim_1(rng, dtype, full_index_of(rng, kind, rows, cols, dests),
                        lambda: device_tensor(rng, (dests, rows), dtype, "contiguous").t(),
-                       lambda: device_tensor(rng, (rows, cols), dtype, "contiguous"), expect_walk)
+                       lambda _: device_tensor(rng, (rows, cols), dtype, "contiguous"), expect_walk)
+
+
+def launched_over_units(report, units):
+    """Threads a plan launches for each unit of work: about 1 where no block holds rows the tensor lacks."""
+    block, grid = report["block"], report["grid"]
+    return block[0] * block[1] * grid[0] * grid[1] / units
+
+
+FEW_ROWS_REDUCES = [("add", True), ("sum", False), ("mean", True), ("prod", False), ("amax", True), ("amin", False)]
+
+
+@pytest.mark.parametrize("kind", ["sorted", "repeated", "random"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_few_rows_fold_their_blocks_and_keep_every_warp_at_work(dtype, kind):
+    """A transposed self of 3 or 5 rows (1 element apart) through a full index along dim 1: the planner's
+    blocks of 32 or 64 rows would leave most warps without a row, so a block takes its rows in groups side
+    by side along the columns (block_rows); where the grid gives every SM two blocks, a warp also goes along
+    one row. Every reduction against numpy; the plans launch at most 2 threads a unit (without the groups,
+    6-21)."""
+    rng = np.random.default_rng(seed("few rows fold", dtype, kind))
+    sms = torch.cuda.get_device_properties(DEVICE).multi_processor_count
+    for rows, cols, dests, lanes in [(3, 2 * sms * 256 // 3 + 777, 5003, 32), (5, 1637, 211, None)]:
+        def expect_walk(report):
+            assert report["spec"]["dims"] == 2 and launched_over_units(report, rows * cols) <= 2, report
+            assert lanes is None or report["block"][0] == lanes, report["block"]
+        reduce_along_dim_1(rng, dtype, full_index_of(rng, kind, rows, cols, dests),
+                           lambda: device_tensor(rng, (dests, rows), dtype, "contiguous").t(),
+                           lambda reduce: cas_pack_terms(rng, reduce, dtype, (rows, cols)), expect_walk,
+                           FEW_ROWS_REDUCES)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_few_rows_through_a_one_dim_index_fold_their_blocks(dtype):
+    """index_add_, index_copy_ and index_fill_ along dim 0 of a self of 3 columns sliced with a step (its
+    rows, the walk's, 2 elements apart) from a transposed source: each index position reaches 3 rows of
+    the walk, a warp 4-16 lanes along the index, and the block's other row groups take further positions.
+    Against numpy, the gaps of the slice untouched; the plans launch at most 3 threads a unit."""
+    rng = np.random.default_rng(seed("few rows fold, 1-D index", dtype))
+    width, n, m = 3, 20011, 50000
+    value = 2.75 if dtype in EPS else 5
+    for op in ("index_add_", "index_copy_", "index_fill_"):
+        base = device_tensor(rng, (m, 2 * width + 1), dtype, "contiguous")
+        self_t = base[:, 1::2]
+        src_t = device_tensor(rng, (width, n), dtype, "contiguous").t()
+        idx = rng.permutation(m)[:n] if op == "index_copy_" else rng.integers(0, m, n)
+        index = torch.from_numpy(idx.astype(np.int32)).to(DEVICE)
+        args = (value,) if op == "index_fill_" else (src_t,)
+        report = jitops.explain(op, self_t, 0, index, *args)[-1]
+        assert report["spec"]["dims"] == 2 and launched_over_units(report, width * n) <= 3, report
+        before, src_h, base_before = host(self_t), host(src_t), host(base)
+        getattr(jitops, op)(self_t, 0, index, *args)
+        if op == "index_add_" and dtype in EPS:
+            ref, bound = accumulate_reference(before, idx, src_h, dtype)
+            check_float(self_t, ref, bound, dtype)
+        else:
+            ref = before.copy()
+            if op == "index_add_":
+                np.add.at(ref, idx, src_h)
+            elif op == "index_copy_":
+                ref[idx] = src_h
+            else:
+                ref[idx] = value
+            np.testing.assert_array_equal(host(self_t), ref)
+        np.testing.assert_array_equal(host(base)[:, 0::2], base_before[:, 0::2])
 
 
 @pytest.mark.parametrize("dtype", ADD_DTYPES)

@@ -413,6 +413,30 @@ def test_adds_along_rows_that_fill_the_gpu_match_lanes_that_repeat_a_destination
         assert "match.any.sync" not in short["ptx"]
 
 
+def test_a_few_rows_take_their_blocks_in_groups_and_a_full_index_a_warp_a_row():
+    """Where the tensor has fewer rows than the planner's block (a few rows reached through the index, their
+    warps 4-8 lanes a row), the block takes its rows in groups side by side along the columns, so that the
+    grid needs a fraction of the column blocks; a full index into those few rows, on a grid that gives every
+    SM two blocks, takes a warp a row (32 lanes). Many rows keep the narrow warps and whole blocks."""
+    # seed 508's mean: float64 (4 x 1397985) through a full index into a transposed self of 4 rows
+    (count, add, _) = plans("scatter_reduce_", V([4, 182769], "float64", strides=[1, 4]), 1, V([4, 1397985], "int32"),
+                            V([4, 1397985], "float64"), "mean")
+    for r in (count, add):
+        assert r["block"] == (32, 8, 1) and r["grid"] == (-(-1397985 // 64), 1, 1), (r["block"], r["grid"])
+    # a small grid (5 rows of 1637) keeps the narrow warp, in groups of 8 rows
+    (r,) = plans("scatter_add_", V([5, 211], "float32", strides=[1, 5]), 1, V([5, 1637], "int64"),
+                 V([5, 1637], "float32"))
+    assert r["block"] == (4, 64, 1) and r["grid"] == (-(-1637 // 32), 1, 1), (r["block"], r["grid"])
+    # seed 614's index_copy_ (a 1-D index, self sliced with a step of 3): 8 lanes a row of 16, two groups a block
+    (r,) = plans("index_copy_", V([4194304, 16], "int16", strides=[49, 3]), 0, V([3407178], "int32"),
+                 V([3407178, 16], "int16", strides=[1, 3407178]))
+    assert r["block"] == (8, 32, 1) and r["grid"] == (-(-3407178 // 16), 1, 1), (r["block"], r["grid"])
+    # seed 402's 16384 rows through 8 hot values: narrow warps, whole blocks
+    (r,) = plans("scatter_add_", V([16384, 1463], "float32", strides=[1, 16384]), 1, V([16384, 1024], "int64"),
+                 V([16384, 1024], "float32"))
+    assert r["block"] == (4, 64, 1) and r["grid"] == (256, 256, 1), (r["block"], r["grid"])
+
+
 def test_a_warp_across_narrow_rows_combines_hot_peers_across_its_rows():
     """Rows reached through an expanded index, a warp across several (lane_runs 3: the kernel votes on
     whether two threads' units met, then matches its lanes' destinations): native adds where a warp spans 8

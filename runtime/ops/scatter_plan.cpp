@@ -145,6 +145,7 @@ void fill_params(const ScatterProblem& p, IndexErrorSlot* slot, LaunchPlan& plan
   params.mean = p.mean ? 1 : 0;
   params.keys = p.keys;
   params.rows_first = p.rows_first ? 1 : 0;
+  params.block_rows = p.block_rows;
   std::memcpy(params.value, p.value, sizeof(params.value));
   for (int d = 0; d < Dims; ++d) {
     const bool used = d < s.ndim;
@@ -384,6 +385,50 @@ int lane_runs_2d(const ScatterProblem& p, const LaunchShape& shape, const Device
   return row_fills_gpu ? 4 : 2;
 }
 
+// A full index (its own values along the rows) into the few rows a block of
+// lanes_along_index's narrow warps would take at once: the warp goes along
+// one row. lanes_along_index counts a warp's rows as writing shared sectors,
+// which holds where neighbouring rows name the same values (an expanded
+// index, or many rows sorted or repeated alike); into a few rows a row's 32
+// lanes combine more of its runs and hot peers than 8 do, and a random row's
+// reads come whole. H100, the 42 plans of seeds 100-716 whose blocks had more
+// rows than the tensor (NOTES 89), with fold_block_rows below: 1.28x in
+// geomean, below 0.97x of PyTorch 10 -> 0 (seed 274's random float64 (25 x
+// 856287) 369 -> 331 us, PyTorch 322; 524's int32 785 -> 518; 159's float16
+// mean 746 -> 166). For every full index (84 plans of many rows): 0.97x, 8 hot
+// values 0.78x (seed 402's float32 into 16384 rows 379 -> 750 us). Where few
+// rows have only a handful of blocks, the narrow warp stays (under two blocks
+// an SM, up to 1.25x slower at 5-13 us).
+bool few_rows_full_index(const ScatterProblem& p, unsigned lanes, const LaunchTuning& tune, const DeviceInfo& device) {
+  const IterationSpace& s = p.space;
+  const int64_t block_rows = tune.threads / std::max<int64_t>(1, lanes);
+  return s.strides[kIndexOperand][0] != 0 && s.sizes[0] < block_rows &&
+         s.numel() >= int64_t(2) * device.sm_count * tune.threads;
+}
+
+// A 2-D block whose rows pass the tensor's (a few rows reached through the
+// index, where lanes_along_index gave a warp 4-8 lanes a row and the block 32
+// or 64 rows) left most of its warps without a row: seed 508's float64 (4 x
+// 1397985) through a full index, 4 rows in blocks of 32, one warp in 8 at
+// work. The block's rows are cut to what the tensor needs, in whole warps,
+// and its other row groups take the next column ranges (block_rows in
+// scatter_params.h): the warps keep the planner's shape, the SM its threads.
+// H100, NOTES 89: 508 314 -> 198 us (176 with the warp along the row above;
+// PyTorch 220), a bool index_copy_ of rows of 2 (seed 127) 16.8 -> 9.7. Blocks
+// of only the rows needed instead (32 threads: half the SM's threads at most)
+// gained 1.03x; whole blocks along the row (16 lanes a row of 2-byte
+// elements) lost an int16 index_copy_ 929 -> 1215 us.
+void fold_block_rows(const IterationSpace& s, LaunchShape& shape, int& block_rows) {
+  const int64_t warp_rows = std::max<int64_t>(1, 32 / shape.block[0]);
+  const int64_t rows = ceil_div(ceil_div(s.sizes[0], shape.unroll), warp_rows) * warp_rows;
+  const int64_t groups = shape.block[1] / rows;
+  if (groups < 2) return;
+  block_rows = int(rows);
+  shape.block[1] = unsigned(rows * groups);
+  shape.grid[0] = unsigned(ceil_div(s.sizes[1], int64_t(shape.block[0]) * groups));
+  shape.grid[1] = 1;
+}
+
 }  // namespace
 
 int64_t small_index_threshold() { return g_small_index_threshold.load(std::memory_order_relaxed); }
@@ -525,7 +570,8 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
     tune.unroll = 1;
     tune.adapt_unroll = false;
   }
-  const unsigned lanes_x = rows_through_index ? lanes_along_index(p) : 1024;
+  unsigned lanes_x = rows_through_index ? lanes_along_index(p) : 1024;
+  if (rows_through_index && lanes_x < 32 && few_rows_full_index(p, lanes_x, tune, device)) lanes_x = 32;
   LaunchShape shape;
   if (small_index) {
     shape = choose_launch_shape(s, device, tune, true);
@@ -546,6 +592,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
     const int64_t rows_a_block = int64_t(shape.block[1]) * shape.unroll;
     shape.grid[1] = unsigned(std::min<int64_t>(65535, (s.sizes[0] + rows_a_block - 1) / rows_a_block));
   }
+  if (shape.dims == 2 && !small_index && !linear_pass) fold_block_rows(s, shape, p.block_rows);
 
   using F = ScatterSpecFields;
   plan.spec = KernelSpec();

@@ -40,6 +40,7 @@ struct ScatterProblem {
   unsigned long long* keys = nullptr;   // deterministic passes
   int op_code = 0;
   bool rows_first = false;  // set by planning (ScatterParams::rows_first)
+  int block_rows = 0;       // set by planning (ScatterParams::block_rows; 0: the block's own)
 };
 
 // Index counts up to this use the small-index regime (one block row walks all

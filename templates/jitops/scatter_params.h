@@ -69,6 +69,12 @@ struct ScatterParams {
   // x first: where self moves along columns only through the index, so that
   // the blocks in flight at once reach many rows' destinations, not a few.
   int32_t rows_first;
+  // The 2-D walk's rows a block takes: blockDim.y, or fewer where the tensor
+  // has fewer rows than a block (a few rows reached through the index): the
+  // block's blockDim.y / block_rows groups of block_rows rows then take
+  // neighbouring column ranges, so that its warps keep their shape (the
+  // planner's lanes a row) and none is left without a row.
+  int32_t block_rows;
 };
 
 }  // namespace jitops
