@@ -686,7 +686,7 @@ def test_two_d_adds_with_a_warp_across_wide_rows_combine_their_runs(dtype, kind)
     fill the GPU and lanes that repeat a destination out of order combine too; 16-bit floats keep
     single atomics, 1). scatter_add_, and scatter_reduce_ sum and mean, through a full index along dim 1."""
     rng = np.random.default_rng(seed("2-D runs across rows", dtype, kind))
-    rows, cols, dests = 45, 1639, 211
+    rows, cols, dests = 97, 1639, 211  # more rows than a block of narrow warps takes: fewer go a warp a row
     lane_runs = (1,) if dtype in ("float16", "bfloat16") else (2, 4)  # 4: a row's blocks fill the GPU
 
     def expect_walk(report):
