@@ -127,7 +127,8 @@ def params_of(report):
                      ("sizes", Divider * dims)] +
                     [(n, ctypes.c_int32 * dims) for n in ("self_strides", "src_strides", "index_strides",
                                                           "counts_strides")] +
-                    [("index_positions", ctypes.c_int64 * dims), ("rows_first", ctypes.c_int32)])
+                    [("index_positions", ctypes.c_int64 * dims), ("rows_first", ctypes.c_int32),
+                     ("block_rows", ctypes.c_int32)])
 
     raw = report["params"]
     assert len(raw) == report["param_bytes"] == ctypes.sizeof(Params)
@@ -423,10 +424,12 @@ def test_a_few_rows_take_their_blocks_in_groups_and_a_full_index_a_warp_a_row():
                             V([4, 1397985], "float64"), "mean")
     for r in (count, add):
         assert r["block"] == (32, 8, 1) and r["grid"] == (-(-1397985 // 64), 1, 1), (r["block"], r["grid"])
+        assert params_of(r).block_rows == 4
     # a small grid (5 rows of 1637) keeps the narrow warp, in groups of 8 rows
     (r,) = plans("scatter_add_", V([5, 211], "float32", strides=[1, 5]), 1, V([5, 1637], "int64"),
                  V([5, 1637], "float32"))
     assert r["block"] == (4, 64, 1) and r["grid"] == (-(-1637 // 32), 1, 1), (r["block"], r["grid"])
+    assert params_of(r).block_rows == 8
     # seed 614's index_copy_ (a 1-D index, self sliced with a step of 3): 8 lanes a row of 16, two groups a block
     (r,) = plans("index_copy_", V([4194304, 16], "int16", strides=[49, 3]), 0, V([3407178], "int32"),
                  V([3407178, 16], "int16", strides=[1, 3407178]))
@@ -435,6 +438,7 @@ def test_a_few_rows_take_their_blocks_in_groups_and_a_full_index_a_warp_a_row():
     (r,) = plans("scatter_add_", V([16384, 1463], "float32", strides=[1, 16384]), 1, V([16384, 1024], "int64"),
                  V([16384, 1024], "float32"))
     assert r["block"] == (4, 64, 1) and r["grid"] == (256, 256, 1), (r["block"], r["grid"])
+    assert params_of(r).block_rows == 0
 
 
 def test_a_warp_across_narrow_rows_combines_hot_peers_across_its_rows():
