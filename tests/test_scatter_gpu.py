@@ -788,6 +788,41 @@ def test_linear_walk_whose_lanes_cannot_meet_adds_each_unit(dtype):
         expect_reduced(self_t, before, scatter_positions(idx, 1), terms, reduce, include_self, dtype)
 
 
+@pytest.mark.parametrize("dtype", ADD_DTYPES)
+def test_linear_walks_whose_warps_span_rows_where_self_moves_update_each_unit(dtype):
+    """Linear walks whose inner dim is shorter than a warp, its lanes wrapping into rows where self moves:
+    index_add_ from a source dense along a dim of 7 (seed 721's layout, smaller; 16-bit floats keep self's
+    order, the others take the 7 inside) and scatter_reduce_ along dim 1 of (64x4x20) from a transposed
+    source. No two lanes can share a destination (lane_runs 0, the plans checked); against numpy."""
+    rng = np.random.default_rng(seed("warps across moving rows", dtype))
+    self_t = device_tensor(rng, (6, 7, 5, 1000), dtype, "contiguous")
+    src_t = device_tensor(rng, (1000, 9, 5, 7), dtype, "contiguous").permute(1, 3, 2, 0)
+    idx = rng.integers(0, 6, 9)
+    index = torch.from_numpy(idx).to(DEVICE)
+    alpha = 0.5 if dtype in EPS else 3
+    report = jitops.explain("index_add_", self_t, 0, index, src_t, alpha=alpha)[-1]
+    assert report["spec"]["dims"] == 4 and report["spec"]["lane_runs"] == 0, report["spec"]
+    before, terms = host(self_t), host(src_t) * alpha
+    jitops.index_add_(self_t, 0, index, src_t, alpha=alpha)
+    if dtype in EPS:
+        ref, bound = accumulate_reference(before, idx, terms, dtype)
+        check_float(self_t, ref, bound, dtype)
+    else:
+        ref = before.copy()
+        np.add.at(ref, idx, terms.astype(dtype))
+        np.testing.assert_array_equal(host(self_t), ref)
+    idx = rng.integers(0, 4, (64, 4, 20))
+    index = torch.from_numpy(idx).to(DEVICE)
+    for reduce, include_self in [("sum", True), ("amax", False), ("prod", True)]:
+        self_t = device_tensor(rng, (64, 4, 20), dtype, "contiguous")
+        src_t = cas_pack_terms(rng, reduce, dtype, (4, 20, 64)).permute(2, 0, 1)  # strides (1, 1280, 64)
+        report = jitops.explain("scatter_reduce_", self_t, 1, index, src_t, reduce, include_self=include_self)[-1]
+        assert report["spec"]["lane_runs"] == 0, report["spec"]
+        before, terms = host(self_t), host(src_t)
+        jitops.scatter_reduce_(self_t, 1, index, src_t, reduce, include_self=include_self)
+        expect_reduced(self_t, before, scatter_positions(idx, 1), terms, reduce, include_self, dtype)
+
+
 CAS_PACK_DTYPES = ["float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16"]
 
 

@@ -473,8 +473,9 @@ def test_a_warp_across_narrow_rows_combines_hot_peers_across_its_rows():
 
 
 def test_linear_walk_drops_the_lane_tests_where_lanes_cannot_share_a_destination():
-    """The linear walk's lanes take 32 consecutive units: where the innermost dim moves self and spans a warp
-    they differ there, so no two share a destination and the runs' and peers' tests go (lane_runs 0)."""
+    """The linear walk's lanes take 32 consecutive units: two that may share a destination differ only in
+    the indexed dim (where self does not move), a product of the dims inside it apart; where that passes a
+    warp, no two lanes share one and the runs' and peers' tests go (lane_runs 0)."""
     def linear_spec(self_shape, dim, index_shape, src_strides=None):
         index = V(index_shape, "int64")
         src = V(index_shape, "bfloat16", strides=src_strides)
@@ -483,10 +484,29 @@ def test_linear_walk_drops_the_lane_tests_where_lanes_cannot_share_a_destination
         return spec["lane_runs"]
     # along dim 1 of (1024x4x2048) from a transposed src (seed 143): the inner 2048 move self
     assert linear_spec([1024, 4, 2048], 1, [1024, 4, 2048], src_strides=[1, 2097152, 1024]) == 0
-    # the inner dim is too short for a warp: lanes wrap into the next row
-    assert linear_spec([1024, 4, 20], 1, [1024, 4, 20], src_strides=[1, 20480, 1024]) == 1
+    # the inner dim of 20 is too short for a warp, but lanes wrap into the next row of dim 0, where self moves
+    assert linear_spec([1024, 4, 20], 1, [1024, 4, 20], src_strides=[1, 20480, 1024]) == 0
+    # the indexed dim just outside an inner dim of 5: lanes 5 apart may meet
+    assert linear_spec([1024, 4, 5], 1, [1024, 4, 5]) == 1
     # a 1-D scatter: every unit picks its destination through the index
     assert linear_spec([5000], 0, [100000]) == 1
+
+
+def test_sixteen_bit_adds_through_a_one_dim_index_keep_selfs_order():
+    """prefer_fewest_sectors moves a short dim innermost where a warp touches far fewer sectors, but not for
+    16-bit float adds through a 1-D index (index_add_): seed 721's bfloat16 (15x7x19x8192) from a transposed
+    src keeps self's dense dim innermost, where float32 takes the dim of 7 inside; both walks' lanes differ
+    where self moves (lane_runs 0). A full index still moves (seed 41's float16, its index's dim of 5)."""
+    def walk_of(dtype):
+        src = V([24, 7, 19, 8192], dtype, strides=[133, 1, 7, 3192])
+        (r,) = plans("index_add_", V([15, 7, 19, 8192], dtype), 0, V([24], "int64"), src, alpha=0.5)
+        return walk(r), r["spec"]["lane_runs"]
+    for dtype in ("bfloat16", "float16"):
+        assert walk_of(dtype) == (([24, 7, 19, 8192], [0, 155648, 8192, 1]), 0)
+    assert walk_of("float32") == (([24, 19, 8192, 7], [0, 8192, 1, 155648]), 0)
+    (r,) = plans("scatter_add_", V([512, 20021, 2], "float16"), 2, V([512, 20021, 5], "int64"),
+                 V([512, 20021, 5], "float16", strides=[1, 512, 10250752]))
+    assert walk(r) == ([512, 20021, 5], [40042, 2, 0]) and r["spec"]["lane_runs"] == 1
 
 
 def test_two_d_adds_combine_runs_only_along_the_indexed_dim_a_warp_a_row():

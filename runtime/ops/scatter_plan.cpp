@@ -214,6 +214,14 @@ unsigned lanes_along_index(const ScatterProblem& p) {
   return best;
 }
 
+// The dims the index varies along: 1 for index_add_'s (one dim of the source)
+// and the fills' and copies', every dim of the index for a full index.
+int index_dims(const IterationSpace& s) {
+  int dims = 0;
+  for (int d = 0; d < s.ndim; ++d) dims += s.strides[kIndexOperand][d] != 0;
+  return dims;
+}
+
 // Sectors the 32 lanes of a warp touch when the units go innermost-first in
 // `order` (outermost first, as memory_order gives it): src's and the index's
 // reads, and self's writes counted twice (read-modify-writes in L2). Where
@@ -273,9 +281,20 @@ int64_t warp_sectors(const ScatterProblem& p, const int* order) {
 // (float32 920 -> 238, int8 402 -> 174, float64 1002 -> 217). The one add
 // it moved in seeds 40-119 ran slower (float32 index_add_ from a transposed
 // src, 23.8 -> 27.8 us), so adds keep the innermost move alone (NOTES 77).
+// 16-bit float adds through a 1-D index (index_add_) keep the tuned order: of
+// the 22 such plans of seeds 100-721 the move changed, 19 ran faster without
+// it, 1.30x in geomean (H100, NOTES 90; seed 721's bfloat16 (15x7x19x8192)
+// from a transposed src 350 -> 227 us, PyTorch 273; 266's 59 -> 22), though
+// the warp's sectors fell from 37 to 21: each lane's lone 16-bit add is a
+// paired reduction of its own, and lanes spread over rows send each to
+// another sector; the three that lost 0.70-0.92x still run 1.65-2.4x
+// PyTorch's or already lost to it (seed 530's float16 0.90x -> 0.83x).
+// Through a full index the move stays (seed 41's float16 1106 -> 795 us).
 void prefer_fewest_sectors(const ScatterProblem& p, int* order) {
   const int n = p.space.ndim;
   if (n < 3 || p.space.numel() < kWalkOrderMinUnits) return;
+  if (p.op == kScatterAdd && (p.element == kElemFloat16 || p.element == kElemBFloat16) && index_dims(p.space) == 1)
+    return;
   const int64_t planned = warp_sectors(p, order);
   int64_t best = planned;
   int best_dim = -1, best_place = -1;
@@ -310,14 +329,21 @@ void prefer_fewest_sectors(const ScatterProblem& p, int* order) {
 
 // Whether two of 32 consecutive units of the linear walk can name one
 // destination. Units that differ in a dim where self moves differ in their
-// destination (self does not overlap itself); 32 consecutive units differ in
-// the innermost dim when it spans a warp. Where they cannot, the lanes' tests
-// go (H100, 57 such plans of seeds 100-143, the better of two runs: 1.06x in
-// geomean; bfloat16 along dim 1 of (1024x4x2048), 150.4 -> 107.8 us, PyTorch
-// 117.6; float16 (16x7x60379) into (16x2x60379) 100.7 -> 52.0).
+// destination (self does not overlap itself), so two that may meet differ
+// only in dims where self does not move (the indexed dim's): they lie a
+// product of the dims inside those apart, and within a warp only where that
+// is under 32. Where they cannot, the lanes' tests go (H100, 57 such plans of
+// seeds 100-143, the better of two runs: 1.06x in geomean; bfloat16 along dim
+// 1 of (1024x4x2048), 150.4 -> 107.8 us, PyTorch 117.6; float16 (16x7x60379)
+// into (16x2x60379) 100.7 -> 52.0). Counting every dim inside the indexed one,
+// not the innermost alone (a short innermost dim that prefer_fewest_sectors
+// moved in, its self stride a row's): 371 plans of seeds 100-721 1.011x,
+// 0.82-1.57x (NOTES 90; seed 455's float16 index_add_ 118.6 -> 60.0 us,
+// 721's bfloat16 350 -> 264).
 bool lanes_may_share(const IterationSpace& s) {
-  const int inner = s.ndim - 1;
-  return s.strides[kSelfOperand][inner] == 0 || s.sizes[inner] < 32;
+  int64_t apart = 1;  // units between two that differ only in dims where self does not move
+  for (int d = s.ndim - 1; d >= 0 && s.strides[kSelfOperand][d] != 0; --d) apart = std::min<int64_t>(apart * s.sizes[d], 32);
+  return apart < 32;
 }
 
 // Whether the 2-D walk's warp combines lanes of different rows that met on
