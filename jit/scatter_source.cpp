@@ -9,7 +9,7 @@ namespace jitops {
 namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"element", "index", "dims", "offset", "op", "vec",
-                                                      "alpha", "unroll", "threads", "lane_runs", nullptr, nullptr};
+                                                      "alpha", "unroll", "threads", "lane_runs", "owned", nullptr};
 
 std::string scatter_body(const KernelSpec& s) {
   using F = ScatterSpecFields;
@@ -20,6 +20,7 @@ std::string scatter_body(const KernelSpec& s) {
   std::string element = scatter_element_type(f[F::kElement]);
   std::string params = "jitops::ScatterParams<" + std::to_string(f[F::kOffsetBits]) + ", " + std::to_string(param_dims) + ">";
   std::string call;
+  const char* header = "scatter.cuh";
   const char* index_type = f[F::kIndexBytes] == 4 ? "int" : "long long";
   const std::string linear_args = element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
                                   (generic ? "true" : "false");
@@ -48,14 +49,17 @@ std::string scatter_body(const KernelSpec& s) {
   } else {
     std::string common = std::to_string(f[F::kOp]) + ", " + std::to_string(f[F::kVec]) + ", " +
                          (f[F::kAlpha] ? "true" : "false") + ", " + std::to_string(f[F::kUnroll]);
-    if (dims == 2)
+    if (f[F::kOwned]) {
+      header = "scatter_owned.cuh";
+      call = "jitops::scatter_owned<" + linear_args + ", " + common + ">(p);";
+    } else if (dims == 2)
       call = "jitops::scatter_2d<" + element + ", " + index_type + ", " + common + ", " +
              std::to_string(f[F::kRunsInLanes]) + ">(p);";
     else
       call = "jitops::scatter_linear<" + element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
              (generic ? "true" : "false") + ", " + common + ", " + (f[F::kRunsInLanes] ? "true" : "false") + ">(p);";
   }
-  return "#include \"scatter.cuh\"\n\n"
+  return std::string("#include \"") + header + "\"\n\n"
          "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
          "jitops_kernel(const " + params + " p) {\n  " + call + "\n}\n";
 }

@@ -20,6 +20,7 @@ struct ScatterSpecFields {
                    // may meet: hot peers combine, 4 as 2 and lanes that repeat a destination out of
                    // order combine (lane_runs_2d in scatter_plan.cpp);
                    // the linear walk: 1 unless its innermost dim moves self and spans a warp
+    kOwned,        // 1: the owned walk (scatter_owned.cuh): a thread takes every term of its destinations
   };
 };
 

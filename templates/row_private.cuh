@@ -18,15 +18,6 @@
 
 namespace jitops {
 
-template <typename A, int Vec>
-__device__ __forceinline__ Pack<A, Vec> load_shared_unit(const A* p) {
-  typedef typename UnitOf<sizeof(A) * Vec>::type Raw;
-  const Raw raw = *reinterpret_cast<const Raw*>(p);
-  Pack<A, Vec> out;
-  memcpy(&out, &raw, sizeof(out));
-  return out;
-}
-
 // -0 is the identity of float addition (x + -0 == x for every x, -0 and
 // NaN included), so a copy starts at -0 and a unit still -0 adds nothing.
 __device__ __forceinline__ bool is_identity(float v) { return __float_as_uint(v) == 0x80000000u; }
@@ -36,7 +27,7 @@ __device__ __forceinline__ bool is_identity(double v) {
 
 template <typename A, int Vec>
 __device__ __forceinline__ void add_into_copy(A* unit, const A (&run)[Vec]) {
-  Pack<A, Vec> c = load_shared_unit<A, Vec>(unit);
+  Pack<A, Vec> c = load_pack_coherent<A, Vec>(unit);
 #pragma unroll
   for (int e = 0; e < Vec; ++e) c.v[e] += run[e];
   store_pack<A, Vec>(unit, c);  // a plain store: shared memory too
@@ -129,11 +120,11 @@ __device__ __forceinline__ void row_private(const RowSortParams& p) {
   __syncthreads();
   for (int64_t s = threadIdx.x; s < copy_units; s += blockDim.x) {
     A sum[Vec];
-    Pack<A, Vec> c = load_shared_unit<A, Vec>(copies + s * Vec);
+    Pack<A, Vec> c = load_pack_coherent<A, Vec>(copies + s * Vec);
 #pragma unroll
     for (int e = 0; e < Vec; ++e) sum[e] = c.v[e];
     for (int w = 1; w < p.copies; ++w) {
-      c = load_shared_unit<A, Vec>(copies + (w * copy_units + s) * Vec);
+      c = load_pack_coherent<A, Vec>(copies + (w * copy_units + s) * Vec);
 #pragma unroll
       for (int e = 0; e < Vec; ++e) sum[e] += c.v[e];
     }

@@ -26,6 +26,18 @@ __device__ __forceinline__ Pack<T, Vec> load_pack(const T* p) {
   return out;
 }
 
+// A pack through the coherent path, as one load of its size: memory this
+// thread wrote (shared memory, or self in the owned walk, where the
+// read-only path may serve a line from before the write).
+template <typename T, int Vec>
+__device__ __forceinline__ Pack<T, Vec> load_pack_coherent(const T* p) {
+  typedef typename UnitOf<sizeof(T) * Vec>::type Raw;
+  const Raw raw = *reinterpret_cast<const Raw*>(p);
+  Pack<T, Vec> out;
+  memcpy(&out, &raw, sizeof(out));
+  return out;
+}
+
 template <typename T, int Vec>
 __device__ __forceinline__ void store_pack(T* p, const Pack<T, Vec>& v) {
   typedef typename UnitOf<sizeof(T) * Vec>::type Raw;

@@ -561,3 +561,51 @@ def test_compare_and_swap_updates_of_dense_rows_go_a_word_at_a_time():
     assert vec("scatter_reduce_", "int16", 32, "amax") == 2
     assert vec("scatter_reduce_", "int32", 32, "amax") == 1  # a native atomic: one element a thread
     assert vec("scatter_add_", "int32", 32) == 1
+
+
+@pytest.fixture
+def owned_mode():
+    """Sets the owned walk's knob for one test and restores it."""
+    before = jitops._core._owned_walk()
+    yield jitops._core._set_owned_walk
+    jitops._core._set_owned_walk(before)
+
+
+def test_owned_walk_takes_slow_atomics_whose_owners_fill_the_gpu_side_by_side(owned_mode):
+    """A thread takes every term of its destinations (plain loads and stores, the index's dim first in the
+    walk) where the other walks' atomics are slow or narrow and a wave of owners lies side by side in self."""
+    def plan(op, self_, dim, index, src, *extra):
+        return jitops.explain(op, self_, dim, index, src, *extra, arch="sm_90")[-1]
+    # seed 723's float16 index_add_: every element of self takes its two terms, from a src expanded along dim 1
+    f16 = ("index_add_", V([522765, 128, 1], "float16"), 2, V([2], "int32"),
+           V([522765, 128, 2], "float16", strides=[2, 0, 1]))
+    r = plan(*f16)
+    assert r["regime"] == "owned" and r["spec"]["owned"] == 1 and r["spec"]["lane_runs"] == 0
+    assert "scatter_owned<__half, int, 3" in r["source"]
+    assert walk(r) == ([2, 522765, 128], [0, 128, 1])
+    prod = ("scatter_reduce_", V([131072, 5, 8], "bfloat16"), 1, V([131072, 32, 8], "int64"),
+            V([131072, 32, 8], "bfloat16"), "prod")
+    assert plan(*prod)["regime"] == "owned"
+    # float64 adds: one element an atomic elsewhere, a 16-byte pack owned
+    r = plan("index_add_", V([4096, 4, 1024], "float64"), 1, V([3], "int64"), V([4096, 3, 1024], "float64"))
+    assert r["regime"] == "owned" and r["spec"]["vec"] == 2
+    # 8-bit adds, compare-and-swap loops elsewhere: a full index moves an element at a time, a 1-D one 16 bytes
+    int8 = plan("scatter_add_", V([300000, 3, 4], "int8"), 1, V([300000, 5, 4], "int64"), V([300000, 5, 4], "int8"))
+    assert int8["regime"] == "owned" and int8["spec"]["vec"] == 1
+    int8 = plan("index_add_", V([100000, 3, 64], "int8"), 1, V([5], "int64"), V([100000, 5, 64], "int8"))
+    assert int8["regime"] == "owned" and int8["spec"]["vec"] == 16
+    # not taken: float32's vector reductions, a self row a lane apart, owners short of a wave
+    assert plan("index_add_", V([4096, 4, 1024], "float32"), 1, V([3], "int64"),
+                V([4096, 3, 1024], "float32"))["regime"] != "owned"
+    assert plan("index_add_", V([1 << 20, 49], "float16"), 1, V([13], "int64"),
+                V([1 << 20, 13], "float16"))["regime"] != "owned"
+    assert plan("index_add_", V([64, 2048], "float16"), 0, V([4000], "int64"),
+                V([4000, 2048], "float16"))["regime"] != "owned"
+    # the knob: never, or wherever the walk applies; fills and copies never
+    owned_mode(0)
+    assert plan(*f16)["regime"] != "owned" and plan(*prod)["regime"] != "owned"
+    owned_mode(1)
+    assert plan("index_add_", V([64, 2048], "float16"), 0, V([4000], "int64"),
+                V([4000, 2048], "float16"))["regime"] == "owned"
+    assert plan("index_copy_", V([64, 2048], "float16"), 0, V([40], "int64"),
+                V([40, 2048], "float16"))["regime"] != "owned"

@@ -3,7 +3,8 @@ probe-only variable that the planner reads at every call), alternated over round
 cheaper than env_variants.sh (one build of the operands and one PyTorch timing a case, not one a variant).
 Usage:
   python3 case_variants_probe.py CASES.json OUT.json "base=" "cap=JITOPS_PROBE_CAP=1" ... [--rounds 2]
-A variant is NAME=VAR=VALUE[,VAR=VALUE...] (empty after the first '=': no variable). Writes
+A variant is NAME=VAR=VALUE[,VAR=VALUE...] (empty after the first '=': no variable; a VAR named _set_* calls
+that jitops._core knob with VALUE; variants that do not name it keep the value last set). Writes
 {"SEED NAME": {"torch": us, "VARIANT": [us a round, ...], "wrong": [VARIANT, ...] where its result differs
 from PyTorch's}} after every case."""
 import json
@@ -17,6 +18,15 @@ def parse_variants(specs):
         name, _, assigns = spec.partition("=")
         variants[name] = dict(a.split("=", 1) for a in assigns.split(",") if a)
     return variants
+
+
+def set_core_knobs(env):
+    """Variables named _set_* call jitops._core's development knob of that name with their integer value."""
+    from jitops import _core
+
+    for var, value in env.items():
+        if var.startswith("_set_"):
+            getattr(_core, var)(int(value))
 
 
 def once(run):
@@ -55,6 +65,7 @@ def main(cases_file, out, specs, rounds):
                         for var in probe_vars:
                             os.environ.pop(var, None)
                         os.environ.update(env)
+                        set_core_knobs(env)
                         if r == 0 and not check(torch, case, built, once(ours), expected)[0]:
                             wrong.append(name)
                         row.setdefault(name, []).append(timer.median_us(ours, reps=50))

@@ -253,6 +253,10 @@ void bind_scatter_ops(py::module_& m) {
   m.def("_set_small_index_threshold", &set_small_index_threshold,
         "Development knob: the most indices that use the small-index regime.");
   m.def("_small_index_threshold", &small_index_threshold);
+  m.def("_set_owned_walk", &set_owned_walk_mode,
+        "Development knob: the owned walk (a thread takes every term of its destinations) -1 where it pays, "
+        "0 never, 1 wherever it applies.");
+  m.def("_owned_walk", &owned_walk_mode);
   m.def("_set_row_sum_mode", &set_row_sum_mode,
         "Development knob: row sums 0 off, 1 where they pay, 2 sorted wherever they apply, 3 private copies "
         "wherever they fit.");

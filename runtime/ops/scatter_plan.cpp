@@ -18,6 +18,7 @@ constexpr int64_t kInt32Limit = int64_t(1) << 31;
 constexpr int64_t kSectorBytes = 32;  // the unit L2 reads, writes and reduces
 constexpr int64_t kRowsFootprint = int64_t(16) << 20;  // bytes of rows' destinations, well inside an L2
 std::atomic<int64_t> g_small_index_threshold{16};
+std::atomic<int> g_owned_walk_mode{-1};
 // Below this many units a call is about its launch, and the walk's order is
 // not worth the planning time.
 constexpr int64_t kWalkOrderMinUnits = int64_t(1) << 16;
@@ -53,10 +54,12 @@ constexpr int kCasPackBytes = 4;
 // 32-bit word, one CAS loop on it: lone bfloat16 products along rows of 32
 // had lanes 2k and 2k+1 contend for each word (seed 708: 983 -> 325 us,
 // PyTorch 505; 66 such plans of seeds 100-708 1.35x in geomean, NOTES 84).
-void choose_vector(ScatterProblem& p, int max_bytes, int& vec) {
+// The owned walk (plain loads and stores of self) takes any pack up to
+// max_bytes.
+void choose_vector(ScatterProblem& p, int max_bytes, bool owned, int& vec) {
   vec = 1;
-  const bool cas_pack = is_cas_pack(p);
-  if (p.op != kScatterAdd && p.op != kScatterCopy && p.op != kScatterFill && !cas_pack) return;
+  const bool cas_pack = !owned && is_cas_pack(p);
+  if (!owned && p.op != kScatterAdd && p.op != kScatterCopy && p.op != kScatterFill && !cas_pack) return;
   if (p.counts) return;
   if (cas_pack) max_bytes = std::min(max_bytes, kCasPackBytes);
   const int min_bytes = cas_pack ? kCasPackBytes : 2 * p.element_bytes;
@@ -65,7 +68,7 @@ void choose_vector(ScatterProblem& p, int max_bytes, int& vec) {
   // element is its own atomic, and a pack of V per lane strides V elements
   // across the warp, touching V times the sectors an atomic instruction: int32
   // rows of 64 ran at 0.58x PyTorch's with V = 4, float32 at 1.15x (NOTES 54).
-  if (p.op == kScatterAdd && !cas_pack && p.element != kElemFloat32 && p.element != kElemFloat16 &&
+  if (!owned && p.op == kScatterAdd && !cas_pack && p.element != kElemFloat32 && p.element != kElemFloat16 &&
       p.element != kElemBFloat16)
     return;
   IterationSpace& s = p.space;
@@ -455,10 +458,88 @@ void fold_block_rows(const IterationSpace& s, LaunchShape& shape, int& block_row
   shape.grid[1] = 1;
 }
 
+// The owned walk's axis (templates/scatter_owned.cuh): the one dim where self
+// moves only through the index, every other dim moving self, so that the
+// units one thread takes along it are the only ones that reach its
+// destinations; -1 where there is none, or the op has no owned update.
+int owned_axis(const ScatterProblem& p) {
+  if (p.op != kScatterAdd && p.op != kScatterMul && p.op != kScatterMax && p.op != kScatterMin) return -1;
+  const IterationSpace& s = p.space;
+  int axis = -1;
+  for (int d = 0; d < s.ndim; ++d) {
+    if (s.strides[kSelfOperand][d] != 0) continue;
+    if (axis >= 0 || s.strides[kIndexOperand][d] == 0) return -1;
+    axis = d;
+  }
+  return axis;
+}
+
+// Where the owned walk pays (H100, NOTES 91): its plain read-modify-writes
+// of self against the atomics of the other walks, which cost little where
+// they are native reductions of a whole pack (float32 adds at 0.67-0.80x
+// owned, int32 and int64 0.77-0.96x). It wins where the atomics are slow or
+// narrow: 16-bit float adds, compare-and-swap loops (products, 8- and 16-bit
+// max and min, 8- and 16-bit integer adds), and packs wider than the atomics
+// take (float64, int32 and int64 adds move one element an atomic, 16 bytes
+// owned). And only with owners to fill the GPU (a wave of threads: with
+// fewer, each thread's terms in turn left the SMs idle, 0.04x at 2048
+// owners of 4381 terms) whose neighbours lie side by side in self and src
+// (a thread's destination one sector away from the next lane's ran 0.16-0.66x).
+// Of 317 sweep plans of seeds 100-723 where the walk applies, the 16 this
+// takes: 1.36x in geomean (0.87x to 7.1x; bfloat16 products of 32 terms into
+// 1M elements 2138 -> 300 us, PyTorch 1951), below 0.97x of PyTorch 2 -> 0.
+bool owned_walk_pays(const ScatterProblem& p, const LaunchTuning& tuning, const DeviceInfo& device) {
+  ScatterProblem owned = p, atomic = p;
+  int owned_vec = 1, atomic_vec = 1;
+  choose_vector(owned, tuning.vector_bytes, true, owned_vec);
+  choose_vector(atomic, tuning.vector_bytes, false, atomic_vec);
+  const IterationSpace& s = owned.space;
+  const int axis = owned_axis(owned);
+  if (axis < 0 || s.ndim < 2) return false;
+  const int inner = axis == s.ndim - 1 ? s.ndim - 2 : s.ndim - 1;  // the owners' innermost dim
+  const int64_t src_step = magnitude(s.strides[kSrcOperand][inner]);
+  const bool side_by_side =
+      magnitude(s.strides[kSelfOperand][inner]) == owned_vec && (src_step == 0 || src_step == owned_vec);
+  const int64_t owners = s.numel() / s.sizes[axis];
+  const bool narrow_float_add = p.op == kScatterAdd && (p.element == kElemFloat16 || p.element == kElemBFloat16);
+  const bool slow_atomics = narrow_float_add || is_cas_pack(p);
+  return side_by_side && owners >= int64_t(device.sm_count) * device.max_threads_per_sm &&
+         (slow_atomics || owned_vec > atomic_vec);
+}
+
+bool owned_walk(const ScatterProblem& p, const LaunchTuning& tuning, const DeviceInfo& device) {
+  const int mode = g_owned_walk_mode.load(std::memory_order_relaxed);
+  if (mode == 0 || owned_axis(p) < 0) return false;
+  return mode == 1 || owned_walk_pays(p, tuning, device);
+}
+
+// The owned walk's launch: axis first (the kernel's dim 0), each thread
+// taking `unroll` owners a block apart, no fewer owners a thread than leave
+// the grid a wave.
+LaunchShape owned_launch_shape(ScatterProblem& p, int axis, const LaunchTuning& tuning, const DeviceInfo& device) {
+  IterationSpace& s = p.space;
+  int order[kMaxDims + 16];
+  order[0] = axis;
+  for (int d = 0, k = 1; d < s.ndim; ++d)
+    if (d != axis) order[k++] = d;
+  permute_dims(s, order);
+  const int64_t owners = s.numel() / s.sizes[0];
+  LaunchShape shape;
+  shape.dims = s.ndim <= kSpecializedDims ? s.ndim : 0;
+  shape.unroll = tuning.unroll;
+  const int64_t wave = int64_t(device.sm_count) * device.max_threads_per_sm;
+  while (tuning.adapt_unroll && shape.unroll > 1 && owners / shape.unroll < wave) shape.unroll /= 2;
+  shape.block[0] = unsigned(tuning.threads);
+  shape.grid[0] = grid_blocks(owners, int64_t(tuning.threads) * shape.unroll, tuning.threads, device, tuning.waves);
+  return shape;
+}
+
 }  // namespace
 
 int64_t small_index_threshold() { return g_small_index_threshold.load(std::memory_order_relaxed); }
 void set_small_index_threshold(int64_t t) { g_small_index_threshold = t; }
+int owned_walk_mode() { return g_owned_walk_mode.load(std::memory_order_relaxed); }
+void set_owned_walk_mode(int mode) { g_owned_walk_mode = mode; }
 
 bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan) {
   if (p.space.numel() == 0) return false;
@@ -501,8 +582,9 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   plan.tuning = ResolvedTuning();
   if (!linear_pass) plan.tuning = resolve_tuning(scatter_point(p), device, LaunchTuning());
   const LaunchTuning& tuning = plan.tuning.config;
+  const bool owned = !linear_pass && owned_walk(p, tuning, device);
   int vec = 1;
-  choose_vector(p, tuning.vector_bytes, vec);
+  choose_vector(p, tuning.vector_bytes, owned, vec);
   if (p.space.ndim > kMaxDims)
     throw value_error("the iteration space has " + std::to_string(p.space.ndim) + " dimensions that do not collapse; "
                       "jitops supports at most " + std::to_string(kMaxDims));
@@ -511,7 +593,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // them all, loading each index once (PyTorch's indexFuncSmallIndex).
   // It pays only when the slice alone gives every SM two blocks; below that
   // the large-index regime spreads the indices over the grid too.
-  bool small_index = s.ndim == 2 && !linear_pass && s.strides[kIndexOperand][0] != 0 &&
+  bool small_index = s.ndim == 2 && !linear_pass && !owned && s.strides[kIndexOperand][0] != 0 &&
                      s.strides[kIndexOperand][1] == 0 && s.sizes[0] <= small_index_threshold();
   // Adds in the 2-D layout. Index along the inner dim only: a thread's units
   // never share a destination, and unroll 1 ran 10% faster (index_add dim 1
@@ -588,7 +670,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // row's: random writes into 8 rows of 9 MB (index_copy_, complex64) took
   // 473 us with all rows in flight, 332 with 4, 284 a row a thread (PyTorch
   // 277, row by row).
-  const bool rows_through_index = s.ndim == 2 && !linear_pass && s.strides[kSelfOperand][1] == 0 &&
+  const bool rows_through_index = s.ndim == 2 && !linear_pass && !owned && s.strides[kSelfOperand][1] == 0 &&
                                   s.strides[kSelfOperand][0] != 0 && s.strides[kIndexOperand][1] != 0;
   const double row_footprint =
       double(p.axis_size) * double(std::max<int64_t>(1, magnitude(p.axis_stride))) * p.element_bytes;
@@ -599,12 +681,13 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   unsigned lanes_x = rows_through_index ? lanes_along_index(p) : 1024;
   if (rows_through_index && lanes_x < 32 && few_rows_full_index(p, lanes_x, tune, device)) lanes_x = 32;
   LaunchShape shape;
+  if (owned) shape = owned_launch_shape(p, owned_axis(p), tuning, device);
   if (small_index) {
     shape = choose_launch_shape(s, device, tune, true);
     shape.unroll = int(std::min<int64_t>(s.sizes[0], 4));
     small_index = shape.grid[0] >= 2u * unsigned(device.sm_count);
   }
-  if (!small_index) shape = choose_launch_shape(s, device, tune, false, lanes_x);
+  if (!small_index && !owned) shape = choose_launch_shape(s, device, tune, false, lanes_x);
   const int bits = fits_32bit(p) ? 32 : 64;
   const bool rows_fit = row_footprint * double(s.sizes[0]) <= double(kRowsFootprint);
   p.rows_first = rows_through_index && shape.dims == 2 && !small_index && shape.grid[1] > 1 && rows_fit;
@@ -618,7 +701,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
     const int64_t rows_a_block = int64_t(shape.block[1]) * shape.unroll;
     shape.grid[1] = unsigned(std::min<int64_t>(65535, (s.sizes[0] + rows_a_block - 1) / rows_a_block));
   }
-  if (shape.dims == 2 && !small_index && !linear_pass) fold_block_rows(s, shape, p.block_rows);
+  if (shape.dims == 2 && !small_index && !linear_pass && !owned) fold_block_rows(s, shape, p.block_rows);
 
   using F = ScatterSpecFields;
   plan.spec = KernelSpec();
@@ -632,8 +715,10 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   plan.spec.fields[F::kAlpha] = p.has_alpha;
   plan.spec.fields[F::kUnroll] = linear_pass ? 1 : shape.unroll;
   plan.spec.fields[F::kMaxThreads] = tuning.threads;
-  plan.spec.fields[F::kRunsInLanes] = shape.dims == 2 ? lane_runs_2d(p, shape, device) : lanes_may_share(s);
-  plan.regime = shape.dims == 2 && !linear_pass ? (small_index ? "small-index" : "large-index") : nullptr;
+  plan.spec.fields[F::kRunsInLanes] =
+      owned ? 0 : shape.dims == 2 ? lane_runs_2d(p, shape, device) : lanes_may_share(s);
+  plan.spec.fields[F::kOwned] = owned;
+  plan.regime = owned ? "owned" : shape.dims == 2 && !linear_pass ? (small_index ? "small-index" : "large-index") : nullptr;
   if (bits == 32)
     fill_for_dims<32>(p, shape.dims, error_slot, plan);
   else

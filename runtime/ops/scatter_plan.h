@@ -49,6 +49,11 @@ struct ScatterProblem {
 int64_t small_index_threshold();
 void set_small_index_threshold(int64_t threshold);
 
+// The owned walk (templates/scatter_owned.cuh), for measurement and tests:
+// -1 where the planner finds it pays, 0 never, 1 wherever it applies.
+int owned_walk_mode();
+void set_owned_walk_mode(int mode);
+
 // The launch configuration comes from resolve_tuning() (runtime/tuning.h),
 // except for the linear passes of mean and deterministic sums.
 bool plan_scatter(ScatterProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan);
