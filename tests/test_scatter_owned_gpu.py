@@ -81,13 +81,14 @@ def test_expanded_sources_and_many_terms_a_destination(dtype):
 
 
 def test_the_planners_owned_plans(owned_wherever_it_applies):
-    """The plans the planner itself gives the owned walk (the knob at its default): lone 16-bit adds from an
-    expanded src (seed 723's kind), float64 and int8 packs wider than their atomics, 16-bit products and
-    maxima through a full index; each against numpy."""
+    """The plans the planner itself gives the owned walk (the knob at its default): 16-bit adds whose lanes
+    meet, from an expanded src (seed 723's kind), float64 and int8 packs wider than their atomics, 16-bit
+    products and maxima through a full index; each against numpy."""
     jitops._core._set_owned_walk(-1)
     rng = np.random.default_rng(scatter.seed("owned plans"))
-    src = scatter.device_tensor(rng, (4096, 1, 3), "float16", "contiguous").expand(4096, 128, 3)
-    assert index_add_and_check(rng, "float16", (4096, 128, 1), 2, 3, src)["regime"] == "owned"
+    # a self past half the L2 walks its index dim innermost, and its lanes meet
+    src = scatter.device_tensor(rng, (200000, 1, 2), "float16", "contiguous").expand(200000, 128, 2)
+    assert index_add_and_check(rng, "float16", (200000, 128, 1), 2, 2, src)["regime"] == "owned"
     assert index_add_and_check(rng, "float64", (1024, 4, 1024), 1, 3)["regime"] == "owned"
     plan = index_add_and_check(rng, "int8", (100000, 3, 64), 1, 5)
     assert plan["regime"] == "owned" and plan["spec"]["vec"] == 16

@@ -594,7 +594,10 @@ def test_owned_walk_takes_slow_atomics_whose_owners_fill_the_gpu_side_by_side(ow
     assert int8["regime"] == "owned" and int8["spec"]["vec"] == 1
     int8 = plan("index_add_", V([100000, 3, 64], "int8"), 1, V([5], "int64"), V([100000, 5, 64], "int8"))
     assert int8["regime"] == "owned" and int8["spec"]["vec"] == 16
-    # not taken: float32's vector reductions, a self row a lane apart, owners short of a wave
+    # not taken: 16-bit adds whose lanes never meet (self within half the L2 keeps the index's dim outermost),
+    # float32's vector reductions, a self row a lane apart, owners short of a wave
+    assert plan("index_add_", V([4096, 128, 1], "float16"), 2, V([2], "int32"),
+                V([4096, 128, 2], "float16", strides=[2, 0, 1]))["regime"] != "owned"
     assert plan("index_add_", V([4096, 4, 1024], "float32"), 1, V([3], "int64"),
                 V([4096, 3, 1024], "float32"))["regime"] != "owned"
     assert plan("index_add_", V([1 << 20, 49], "float16"), 1, V([13], "int64"),

@@ -475,19 +475,21 @@ int owned_axis(const ScatterProblem& p) {
 }
 
 // Where the owned walk pays (H100, NOTES 91): its plain read-modify-writes
-// of self against the atomics of the other walks, which cost little where
-// they are native reductions of a whole pack (float32 adds at 0.67-0.80x
-// owned, int32 and int64 0.77-0.96x). It wins where the atomics are slow or
-// narrow: 16-bit float adds, compare-and-swap loops (products, 8- and 16-bit
-// max and min, 8- and 16-bit integer adds), and packs wider than the atomics
-// take (float64, int32 and int64 adds move one element an atomic, 16 bytes
-// owned). And only with owners to fill the GPU (a wave of threads: with
-// fewer, each thread's terms in turn left the SMs idle, 0.04x at 2048
-// owners of 4381 terms) whose neighbours lie side by side in self and src
-// (a thread's destination one sector away from the next lane's ran 0.16-0.66x).
-// Of 317 sweep plans of seeds 100-723 where the walk applies, the 16 this
-// takes: 1.36x in geomean (0.87x to 7.1x; bfloat16 products of 32 terms into
-// 1M elements 2138 -> 300 us, PyTorch 1951), below 0.97x of PyTorch 2 -> 0.
+// of self against the atomics of the other walks. It wins where those are
+// compare-and-swap loops (products, 8- and 16-bit max and min, 8- and 16-bit
+// integer adds: 7 plans of seeds 100-843, 1.35x to 7.1x; bfloat16 products of
+// 32 terms into 1M elements 2138 -> 299 us, PyTorch 1951), where its packs are
+// wider than theirs (float64, int32 and int64 adds move one element an atomic,
+// 16 bytes owned: 7 plans, 0.94x to 1.51x), and for 16-bit float adds whose
+// linear walk has lanes that meet on one destination, combined and then
+// added alone (seed 723's float16 index_add_ of 2 terms into each of 67M
+// elements, 1054 -> 367 us, PyTorch 982). Other 16-bit float adds, and
+// float32 and 32-bit integer adds (native reductions of their packs), ran as
+// fast or faster with atomics: 21 16-bit plans 0.57x-1.29x, 0.98x in geomean.
+// And only with owners to fill the GPU (a wave of threads: with fewer, each
+// thread's terms in turn left the SMs idle, 0.04x at 2048 owners of 4381
+// terms) whose neighbours lie side by side in self and src (a thread's
+// destination a sector away from the next lane's ran 0.16-0.66x).
 bool owned_walk_pays(const ScatterProblem& p, const LaunchTuning& tuning, const DeviceInfo& device) {
   ScatterProblem owned = p, atomic = p;
   int owned_vec = 1, atomic_vec = 1;
@@ -501,10 +503,10 @@ bool owned_walk_pays(const ScatterProblem& p, const LaunchTuning& tuning, const 
   const bool side_by_side =
       magnitude(s.strides[kSelfOperand][inner]) == owned_vec && (src_step == 0 || src_step == owned_vec);
   const int64_t owners = s.numel() / s.sizes[axis];
+  if (!side_by_side || owners < int64_t(device.sm_count) * device.max_threads_per_sm) return false;
   const bool narrow_float_add = p.op == kScatterAdd && (p.element == kElemFloat16 || p.element == kElemBFloat16);
-  const bool slow_atomics = narrow_float_add || is_cas_pack(p);
-  return side_by_side && owners >= int64_t(device.sm_count) * device.max_threads_per_sm &&
-         (slow_atomics || owned_vec > atomic_vec);
+  const bool lone_meeting_adds = narrow_float_add && atomic.space.ndim != 2 && lanes_may_share(atomic.space);
+  return is_cas_pack(p) || owned_vec > atomic_vec || lone_meeting_adds;
 }
 
 bool owned_walk(const ScatterProblem& p, const LaunchTuning& tuning, const DeviceInfo& device) {
