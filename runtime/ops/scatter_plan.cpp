@@ -485,7 +485,7 @@ int owned_axis(const ScatterProblem& p) {
 // added alone (seed 723's float16 index_add_ of 2 terms into each of 67M
 // elements, 1054 -> 367 us, PyTorch 982). Other 16-bit float adds, and
 // float32 and 32-bit integer adds (native reductions of their packs), ran as
-// fast or faster with atomics: 21 16-bit plans 0.57x-1.29x, 0.98x in geomean.
+// fast or faster with atomics: 20 16-bit plans 0.57x-1.37x, 0.98x in geomean.
 // And only with owners to fill the GPU (a wave of threads: with fewer, each
 // thread's terms in turn left the SMs idle, 0.04x at 2048 owners of 4381
 // terms) whose neighbours lie side by side in self and src (a thread's
