@@ -491,6 +491,10 @@ int owned_axis(const ScatterProblem& p) {
 // terms) whose neighbours lie side by side in self and src (a thread's
 // destination a sector away from the next lane's ran 0.16-0.66x).
 bool owned_walk_pays(const ScatterProblem& p, const LaunchTuning& tuning, const DeviceInfo& device) {
+  // Owners before packing first: packs only make them fewer, and most calls (small ones above all) stop here
+  // without copying the problem twice.
+  const int64_t wave = int64_t(device.sm_count) * device.max_threads_per_sm;
+  if (p.space.ndim < 2 || p.space.numel() / p.space.sizes[owned_axis(p)] < wave) return false;
   ScatterProblem owned = p, atomic = p;
   int owned_vec = 1, atomic_vec = 1;
   choose_vector(owned, tuning.vector_bytes, true, owned_vec);
@@ -503,7 +507,7 @@ bool owned_walk_pays(const ScatterProblem& p, const LaunchTuning& tuning, const 
   const bool side_by_side =
       magnitude(s.strides[kSelfOperand][inner]) == owned_vec && (src_step == 0 || src_step == owned_vec);
   const int64_t owners = s.numel() / s.sizes[axis];
-  if (!side_by_side || owners < int64_t(device.sm_count) * device.max_threads_per_sm) return false;
+  if (!side_by_side || owners < wave) return false;
   const bool narrow_float_add = p.op == kScatterAdd && (p.element == kElemFloat16 || p.element == kElemBFloat16);
   const bool lone_meeting_adds = narrow_float_add && atomic.space.ndim != 2 && lanes_may_share(atomic.space);
   return is_cas_pack(p) || owned_vec > atomic_vec || lone_meeting_adds;
