@@ -589,6 +589,8 @@ def test_owned_walk_takes_slow_atomics_whose_owners_fill_the_gpu_side_by_side(ow
     # float64 adds: one element an atomic elsewhere, a 16-byte pack owned
     r = plan("index_add_", V([4096, 4, 1024], "float64"), 1, V([3], "int64"), V([4096, 3, 1024], "float64"))
     assert r["regime"] == "owned" and r["spec"]["vec"] == 2
+    # 16-byte packs of adds take one owner a thread (registers); compare-and-swap and 16-bit packs keep several
+    assert r["spec"]["unroll"] == 1 and plan(*f16)["spec"]["unroll"] == 4 and plan(*prod)["spec"]["unroll"] > 1
     # 8-bit adds, compare-and-swap loops elsewhere: a full index moves an element at a time, a 1-D one 16 bytes
     int8 = plan("scatter_add_", V([300000, 3, 4], "int8"), 1, V([300000, 5, 4], "int64"), V([300000, 5, 4], "int8"))
     assert int8["regime"] == "owned" and int8["spec"]["vec"] == 1

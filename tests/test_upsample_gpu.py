@@ -271,3 +271,34 @@ def test_backward_tile_kernel_on_the_sweep_shapes(grad_shape, in_size, factor):
     finally:
         jitops._core._set_upsample_tiles(True)
     assert_same_bits(to_numpy(torch, rows), to_numpy(torch, got))
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_row_kernels_on_results_past_eight_l2s(direction):
+    """Results of 8 L2s or more take a grid of up to 64 waves (NOTES 92): float32 x3 up and x0.5 down, 500 MB
+    written, against numpy and PyTorch, into a poisoned output."""
+    rng = np.random.default_rng(92)
+    in_shape = (8, 64, 160, 170) if direction == "forward" else (8, 64, 480, 510)
+    if direction == "forward":
+        a = rng.standard_normal(in_shape, dtype=np.float32)
+        x = torch.from_numpy(a).to(DEVICE)
+        expected = numpy_forward(x, 480, 510, np.float32(1 / 3), np.float32(1 / 3))
+        call = lambda **out: jitops.upsample_nearest2d(x, scale_factor=3, **out)  # noqa: E731
+        (plan,) = jitops.explain("upsample_nearest2d", x, scale_factor=3)
+        theirs = F.interpolate(x, scale_factor=3, mode="nearest")
+    else:
+        a = rng.standard_normal((8, 64, 240, 255), dtype=np.float32)
+        grad = torch.from_numpy(a).to(DEVICE)
+        expected = np.zeros(in_shape, dtype=np.float32)  # each even (h, w) takes one term, the rest none
+        expected[:, :, ::2, ::2] = a
+        call = lambda **out: jitops.upsample_nearest2d_backward(grad, in_shape, scale_factor=0.5, **out)  # noqa: E731
+        (plan,) = jitops.explain("upsample_nearest2d_backward", grad, in_shape, scale_factor=0.5)
+        xr = torch.zeros(in_shape, device=DEVICE, requires_grad=True)
+        F.interpolate(xr, scale_factor=0.5, mode="nearest").backward(grad)
+        theirs = xr.grad
+    assert expected.nbytes >= 8 * torch.cuda.get_device_properties(0).L2_cache_size
+    assert plan["regime"].startswith("rows of W") and "waves=64" in plan["config"]
+    out = poisoned_like(torch, expected.shape, torch.float32, DEVICE)
+    assert call(out=out) is out
+    assert_same_bits(to_numpy(torch, out), expected)
+    assert_same_bits(to_numpy(torch, call()), to_numpy(torch, theirs))

@@ -61,6 +61,25 @@ def test_row_backward_holds_few_enough_registers_for_three_blocks_an_sm(fresh_ca
     assert k["spec"]["vec"] * k["spec"]["unroll"] * held <= 32 or k["spec"]["vec"] * k["spec"]["unroll"] == 1
 
 
+@pytest.mark.parametrize("op", ["upsample_nearest2d", "upsample_nearest2d_backward"])
+def test_row_kernels_take_more_waves_for_a_result_eight_times_the_l2(fresh_cache, op):
+    """Past 8 L2s of result, the row kernels' grid is capped at 64 waves rather than 16, so that a thread loops
+    over fewer rows: sweep seed 903's float32 backward (1 GB) 894 -> 710 us; smaller results keep 16 waves, where
+    more blocks each mapping their columns lost up to 0.69x (NOTES 92)."""
+    def rows_plan(n, c):
+        if op == "upsample_nearest2d":
+            (k,) = explain(op, V([n, c, 109, 146], "float32"), scale_factor=2.5)
+        else:
+            (k,) = explain(op, V([n, c, 109, 146], "float32"), (n, c, 218, 292), scale_factor=0.5)
+        assert k["regime"].startswith("rows of W")
+        return k
+
+    wave = 132 * 8  # blocks of 256 threads resident on an H100
+    big, small = rows_plan(16, 256), rows_plan(2, 256)  # results of 1-1.6 GB and of 130-203 MB
+    assert "waves=64" in big["config"] and big["grid"][0] * big["grid"][1] > 16 * wave
+    assert "waves=16" in small["config"] and small["grid"][0] * small["grid"][1] <= 16 * wave
+
+
 def test_upsample_argument_errors():
     x = V([2, 3, 8, 8], "float32")
     with pytest.raises(ValueError, match="exactly one of size and scale_factor"):

@@ -522,7 +522,8 @@ bool owned_walk(const ScatterProblem& p, const LaunchTuning& tuning, const Devic
 // The owned walk's launch: axis first (the kernel's dim 0), each thread
 // taking `unroll` owners a block apart, no fewer owners a thread than leave
 // the grid a wave.
-LaunchShape owned_launch_shape(ScatterProblem& p, int axis, const LaunchTuning& tuning, const DeviceInfo& device) {
+LaunchShape owned_launch_shape(ScatterProblem& p, int axis, int vec, const LaunchTuning& tuning,
+                               const DeviceInfo& device) {
   IterationSpace& s = p.space;
   int order[kMaxDims + 16];
   order[0] = axis;
@@ -533,6 +534,12 @@ LaunchShape owned_launch_shape(ScatterProblem& p, int axis, const LaunchTuning& 
   LaunchShape shape;
   shape.dims = s.ndim <= kSpecializedDims ? s.ndim : 0;
   shape.unroll = tuning.unroll;
+  // 16-byte packs of adds (int32, int64, float64): one owner a thread. At 2-4
+  // they held 59-96 registers; at 1, 40-48, and the 45 such plans of seeds
+  // 100-903 ran 1.05x faster in geomean, none more than 1% slower (seed 355's
+  // float64 index_add_ 167.3 -> 143.4 us; NOTES 92). Compare-and-swap packs
+  // and 16-bit adds lost at 1 (seed 723's float16 367 -> 441, NOTES 91).
+  if (tuning.adapt_unroll && vec * p.element_bytes == 16 && !is_cas_pack(p)) shape.unroll = 1;
   const int64_t wave = int64_t(device.sm_count) * device.max_threads_per_sm;
   while (tuning.adapt_unroll && shape.unroll > 1 && owners / shape.unroll < wave) shape.unroll /= 2;
   shape.block[0] = unsigned(tuning.threads);
@@ -687,7 +694,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   unsigned lanes_x = rows_through_index ? lanes_along_index(p) : 1024;
   if (rows_through_index && lanes_x < 32 && few_rows_full_index(p, lanes_x, tune, device)) lanes_x = 32;
   LaunchShape shape;
-  if (owned) shape = owned_launch_shape(p, owned_axis(p), tuning, device);
+  if (owned) shape = owned_launch_shape(p, owned_axis(p), vec, tuning, device);
   if (small_index) {
     shape = choose_launch_shape(s, device, tune, true);
     shape.unroll = int(std::min<int64_t>(s.sizes[0], 4));
