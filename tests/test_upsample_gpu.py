@@ -273,13 +273,25 @@ def test_backward_tile_kernel_on_the_sweep_shapes(grad_shape, in_size, factor):
     assert_same_bits(to_numpy(torch, rows), to_numpy(torch, got))
 
 
-@pytest.mark.parametrize("direction", ["forward", "backward"])
-def test_row_kernels_on_results_past_eight_l2s(direction):
-    """Results of 8 L2s or more take a grid of up to 64 waves (NOTES 92): float32 x3 up and x0.5 down, 500 MB
-    written, against numpy and PyTorch, into a poisoned output."""
+@pytest.mark.parametrize("direction", ["forward", "backward", "backward_2x"])
+def test_kernels_on_calls_past_eight_l2s(direction):
+    """Calls of 8 L2s or more take a grid of up to 64 waves (NOTES 92): the row kernels float32 x3 up and x0.5
+    down (500 MB written) and the exact-2x backward (670 MB moved), against numpy and PyTorch, into a poisoned
+    output."""
     rng = np.random.default_rng(92)
-    in_shape = (8, 64, 160, 170) if direction == "forward" else (8, 64, 480, 510)
-    if direction == "forward":
+    in_shapes = {"forward": (8, 64, 160, 170), "backward": (8, 64, 480, 510), "backward_2x": (8, 64, 256, 256)}
+    in_shape = in_shapes[direction]
+    if direction == "backward_2x":
+        a = rng.standard_normal((8, 64, 512, 512), dtype=np.float32)
+        grad = torch.from_numpy(a).to(DEVICE)
+        expected = ((a[:, :, 0::2, 0::2] + a[:, :, 0::2, 1::2]) + a[:, :, 1::2, 0::2]) + a[:, :, 1::2, 1::2]
+        call = lambda **out: jitops.upsample_nearest2d_backward(grad, in_shape, scale_factor=2, **out)  # noqa: E731
+        (plan,) = jitops.explain("upsample_nearest2d_backward", grad, in_shape, scale_factor=2)
+        xr = torch.zeros(in_shape, device=DEVICE, requires_grad=True)
+        F.interpolate(xr, scale_factor=2, mode="nearest").backward(grad)
+        theirs = xr.grad
+        moved = a.nbytes + expected.nbytes
+    elif direction == "forward":
         a = rng.standard_normal(in_shape, dtype=np.float32)
         x = torch.from_numpy(a).to(DEVICE)
         expected = numpy_forward(x, 480, 510, np.float32(1 / 3), np.float32(1 / 3))
@@ -296,8 +308,12 @@ def test_row_kernels_on_results_past_eight_l2s(direction):
         xr = torch.zeros(in_shape, device=DEVICE, requires_grad=True)
         F.interpolate(xr, scale_factor=0.5, mode="nearest").backward(grad)
         theirs = xr.grad
-    assert expected.nbytes >= 8 * torch.cuda.get_device_properties(0).L2_cache_size
-    assert plan["regime"].startswith("rows of W") and "waves=64" in plan["config"]
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    if direction == "backward_2x":
+        assert moved >= 8 * l2 and plan["regime"] == "exact 2x, packed pairs"
+    else:
+        assert expected.nbytes >= 8 * l2 and plan["regime"].startswith("rows of W")
+    assert "waves=64" in plan["config"]
     out = poisoned_like(torch, expected.shape, torch.float32, DEVICE)
     assert call(out=out) is out
     assert_same_bits(to_numpy(torch, out), expected)

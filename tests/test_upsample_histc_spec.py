@@ -80,6 +80,16 @@ def test_row_kernels_take_more_waves_for_a_result_eight_times_the_l2(fresh_cache
     assert "waves=16" in small["config"] and small["grid"][0] * small["grid"][1] <= 16 * wave
 
 
+def test_exact_2x_kernels_take_more_waves_for_calls_moving_eight_l2s(fresh_cache):
+    """The exact-2x kernels count the bytes read and written: 8 L2s or more cap the grid at 64 waves (71 capped
+    plans of seeds 100-699 1.009x faster), less keeps 16 (NOTES 92)."""
+    big = explain("upsample_nearest2d_backward", V([8, 64, 512, 512], "float64"), (8, 64, 256, 256), scale_factor=2)
+    small = explain("upsample_nearest2d_backward", V([2, 64, 512, 512], "float64"), (2, 64, 256, 256), scale_factor=2)
+    assert big[0]["regime"] == small[0]["regime"] == "exact 2x, packed pairs"
+    assert "waves=64" in big[0]["config"] and big[0]["grid"][0] > 16 * 132 * 8
+    assert "waves=16" in small[0]["config"] and small[0]["grid"][0] <= 16 * 132 * 8
+
+
 def test_upsample_argument_errors():
     x = V([2, 3, 8, 8], "float32")
     with pytest.raises(ValueError, match="exactly one of size and scale_factor"):

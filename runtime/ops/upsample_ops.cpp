@@ -75,9 +75,17 @@ int vec_for_2x(int64_t width, int element_bytes, const void* narrow, const void*
   return std::max(vec, 1);
 }
 
-// `unroll`: the heuristic's items per thread for this kernel kind.
+// The heuristic's grid cap, in waves: 64 where `bytes` (what the measurements
+// counted, per kernel kind) reach 8 L2s, else the default 16. A grid-stride
+// thread then loops over fewer items; below that size more blocks lost (each
+// pays its thread's setup; NOTES 92).
+int waves_for(int64_t bytes, const DeviceInfo& device) {
+  return bytes >= 8 * device.l2_bytes ? 64 : LaunchTuning().waves;
+}
+
+// `unroll`: the heuristic's items per thread for this kernel kind; `waves` its grid cap.
 template <int Bits>
-void finish_plan(UpsampleParams<Bits>& p, int unroll, const DeviceInfo& device, LaunchPlan& plan) {
+void finish_plan(UpsampleParams<Bits>& p, int unroll, int waves, const DeviceInfo& device, LaunchPlan& plan) {
   using F = UpsampleSpecFields;
   TuningPoint point;
   point.family = KernelFamily::Upsample;
@@ -85,6 +93,7 @@ void finish_plan(UpsampleParams<Bits>& p, int unroll, const DeviceInfo& device, 
   point.bucket = {size_bucket(int64_t(p.work)), 0, 0};
   LaunchTuning heuristic;
   heuristic.unroll = unroll;
+  heuristic.waves = waves;
   plan.tuning = resolve_tuning(point, device, heuristic);
   plan.tunable = true;
   const LaunchTuning& tuning = plan.tuning.config;
@@ -167,14 +176,13 @@ bool plan_rows(bool forward, const TensorDesc& src, const TensorDesc& dst, const
   point.bucket = {size_bucket(dst.numel()), size_bucket(groups), 0};
   LaunchTuning heuristic;
   heuristic.unroll = groups >= 128 ? 4 : groups >= 64 ? 2 : 1;  // groups a thread holds, sharing each row's index math
-  // A dst 8 times the L2 or more: a grid of up to 64 waves, each thread
-  // looping over fewer rows. At 16 waves sweep seed 903's float32 backward
-  // (1 GB, ~13 rows a thread) took 894 us, at 64 710 (PyTorch 717); the rows
-  // plans of seeds 100-199 past 400 MB ran 1.05x faster (none slower), and
-  // the 78 plans it changes on seeds 200-699, unseen while choosing, 1.04x
-  // (one 4.5% slower). Below that size more waves lost up to 0.69x: a thread
-  // maps its columns once, and more blocks pay it more often (NOTES 92).
-  if (dst.numel() * bytes >= 8 * device.l2_bytes) heuristic.waves = 64;
+  // More waves where dst reaches 8 L2s. At 16 waves sweep seed 903's float32
+  // backward (1 GB, ~13 rows a thread) took 894 us, at 64 710 (PyTorch 717);
+  // the rows plans of seeds 100-199 past 400 MB ran 1.05x faster (none
+  // slower), and the 78 plans it changes on seeds 200-699, unseen while
+  // choosing, 1.04x (one 4.5% slower). Below that size more waves lost up to
+  // 0.69x: a thread maps its columns once, and more blocks pay it more often.
+  heuristic.waves = waves_for(dst.numel() * bytes, device);
   plan.tuning = resolve_tuning(point, device, heuristic);
   plan.tunable = true;
   const LaunchTuning& tuning = plan.tuning.config;
@@ -228,7 +236,9 @@ bool plan_with_bits(bool forward, const TensorDesc& src, const TensorDesc& dst, 
     fill_2x(rows, width, vec, p);
     // Backward, 2 packs a thread: at 4, bfloat16 packs of 4 took 79 registers; 166 cases of sweep seeds 40-99
     // ran 1.02x faster in geomean at 2 (bfloat16 up to 1.29x), 1.03x at 1 but large 16-bit ones up to 15% slower.
-    finish_plan(p, forward ? 4 : 2, device, plan);
+    // More waves where the bytes read and written reach 8 L2s: the 71 such capped plans of seeds 100-699 ran
+    // 1.009x faster in geomean at 64 waves, 0.994x-1.052x (1.010x on the 39 of seeds 400-699, held out).
+    finish_plan(p, forward ? 4 : 2, waves_for((src.numel() + dst.numel()) * bytes, device), device, plan);
     return true;
   }
   if (!forward && plan_upsample_tiles<Bits>(src, dst, g, device, plan)) return true;
@@ -249,7 +259,7 @@ bool plan_with_bits(bool forward, const TensorDesc& src, const TensorDesc& dst, 
     p.scale_h = g.backward_scale_h;
     p.scale_w = g.backward_scale_w;
   }
-  finish_plan(p, forward ? 4 : 1, device, plan);
+  finish_plan(p, forward ? 4 : 1, LaunchTuning().waves, device, plan);
   return true;
 }
 
