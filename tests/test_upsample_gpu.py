@@ -284,7 +284,10 @@ def test_kernels_on_calls_past_eight_l2s(direction):
     if direction == "backward_2x":
         a = rng.standard_normal((8, 64, 512, 512), dtype=np.float32)
         grad = torch.from_numpy(a).to(DEVICE)
-        expected = ((a[:, :, 0::2, 0::2] + a[:, :, 0::2, 1::2]) + a[:, :, 1::2, 0::2]) + a[:, :, 1::2, 1::2]
+        # window sums from zero, rows then columns (a -0.0 term alone sums to +0.0, as in PyTorch)
+        expected = np.float32(0) + a[:, :, 0::2, 0::2]
+        for term in (a[:, :, 0::2, 1::2], a[:, :, 1::2, 0::2], a[:, :, 1::2, 1::2]):
+            expected = expected + term
         call = lambda **out: jitops.upsample_nearest2d_backward(grad, in_shape, scale_factor=2, **out)  # noqa: E731
         (plan,) = jitops.explain("upsample_nearest2d_backward", grad, in_shape, scale_factor=2)
         xr = torch.zeros(in_shape, device=DEVICE, requires_grad=True)
@@ -302,7 +305,7 @@ def test_kernels_on_calls_past_eight_l2s(direction):
         a = rng.standard_normal((8, 64, 240, 255), dtype=np.float32)
         grad = torch.from_numpy(a).to(DEVICE)
         expected = np.zeros(in_shape, dtype=np.float32)  # each even (h, w) takes one term, the rest none
-        expected[:, :, ::2, ::2] = a
+        expected[:, :, ::2, ::2] = np.float32(0) + a  # summed from zero: standard_normal's few -0.0 give +0.0
         call = lambda **out: jitops.upsample_nearest2d_backward(grad, in_shape, scale_factor=0.5, **out)  # noqa: E731
         (plan,) = jitops.explain("upsample_nearest2d_backward", grad, in_shape, scale_factor=0.5)
         xr = torch.zeros(in_shape, device=DEVICE, requires_grad=True)
