@@ -65,7 +65,7 @@ def test_row_backward_holds_few_enough_registers_for_three_blocks_an_sm(fresh_ca
 def test_row_kernels_take_more_waves_for_a_result_eight_times_the_l2(fresh_cache, op):
     """Past 8 L2s of result, the row kernels' grid is capped at 64 waves rather than 16, so that a thread loops
     over fewer rows: sweep seed 903's float32 backward (1 GB) 894 -> 710 us; smaller results keep 16 waves, where
-    more blocks each mapping their columns lost up to 0.69x (NOTES 92)."""
+    more blocks each mapping their columns lost up to 0.66x (NOTES 92)."""
     def rows_plan(n, c):
         if op == "upsample_nearest2d":
             (k,) = explain(op, V([n, c, 109, 146], "float32"), scale_factor=2.5)

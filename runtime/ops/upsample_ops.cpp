@@ -181,7 +181,7 @@ bool plan_rows(bool forward, const TensorDesc& src, const TensorDesc& dst, const
   // the rows plans of seeds 100-199 past 400 MB ran 1.05x faster (none
   // slower), and the 78 plans it changes on seeds 200-699, unseen while
   // choosing, 1.04x (one 4.5% slower). Below that size more waves lost up to
-  // 0.69x: a thread maps its columns once, and more blocks pay it more often.
+  // 0.66x: a thread maps its columns once, and more blocks pay it more often.
   heuristic.waves = waves_for(dst.numel() * bytes, device);
   plan.tuning = resolve_tuning(point, device, heuristic);
   plan.tunable = true;
