@@ -34,7 +34,8 @@ int operand_dtype(const KernelSpec& s, int k) {
 bool is_low_precision(int dtype) { return dtype == int(DType::Float16) || dtype == int(DType::BFloat16); }
 
 // A built-in binary op as an operation over x, y -> z, computed in C (float
-// for 16-bit floats, as PyTorch's opmath does) and rounded once to Z.
+// for 16-bit floats, as PyTorch's opmath does) and rounded once to Z, the
+// first output's type (mul's gradients: both outputs are of it).
 ElementwiseOperation builtin_operation(int op) {
   ElementwiseOperation e;
   e.param_names = {"x", "y", "z"};
@@ -48,6 +49,12 @@ ElementwiseOperation builtin_operation(int op) {
     // NaN propagates from either side, as torch.maximum and numpy.maximum do.
     case kEwMaximum: e.name = "maximum"; expr = "const C a = C(x), b = C(y); z = Z((a != a || a > b) ? a : b);"; break;
     case kEwMinimum: e.name = "minimum"; expr = "const C a = C(x), b = C(y); z = Z((a != a || a < b) ? a : b);"; break;
+    case kEwMulGradients:
+      e.name = "mul_gradients";
+      e.param_names = {"g", "x", "y", "gx", "gy"};
+      e.inputs = 3;
+      expr = "const C c = C(g); gx = Z(c * C(y)); gy = Z(c * C(x));";
+      break;
     default: throw std::logic_error("unknown elementwise built-in " + std::to_string(op));
   }
   e.operation = expr;
@@ -120,8 +127,8 @@ std::string elementwise_body(const KernelSpec& s) {
 
   std::string src = tiled ? "#include \"elementwise_tile.cuh\"\n\n" : "#include \"elementwise.cuh\"\n\n";
   if (op_id < kFirstUserOperation) {
-    const int z = operand_dtype(s, 2);
-    src += "typedef " + types[2] + " Z;\ntypedef " + (is_low_precision(z) ? "float" : types[2]) + " C;\n";
+    const int z = operand_dtype(s, inputs);
+    src += "typedef " + types[inputs] + " Z;\ntypedef " + (is_low_precision(z) ? "float" : types[inputs]) + " C;\n";
   } else {
     // Each placeholder is the type of the first operand declared with it.
     std::map<std::string, bool> done;

@@ -30,7 +30,9 @@ struct ElementwiseSpecFields {
   };
 };
 
-enum ElementwiseBuiltin : int { kEwAdd = 1, kEwSub, kEwMul, kEwDiv, kEwMaximum, kEwMinimum };
+// kEwMulGradients: mul's two gradients from one read of the upstream gradient, (g, x, y) -> (g * y, g * x):
+// the C++ autograd node's backward in one launch instead of two (python/bindings/core_native.h).
+enum ElementwiseBuiltin : int { kEwAdd = 1, kEwSub, kEwMul, kEwDiv, kEwMaximum, kEwMinimum, kEwMulGradients };
 
 // The first id of user operations; built-ins are below it.
 constexpr int kFirstUserOperation = 1000;

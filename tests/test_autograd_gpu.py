@@ -389,7 +389,7 @@ def test_backward_products_take_the_native_entry_and_pending_errors_still_raise(
         upstream = torch.randn(2, 3, 4, 5, device=DEVICE).to(memory_format=torch.channels_last)
         before = _core._native_launches()
         gx, gy = torch.autograd.grad(jitops.mul(x, y), [x, y], upstream)
-        assert _core._native_launches() - before == 2
+        assert _core._native_launches() - before == 1  # both products in one launch
         tx, ty = torch.autograd.grad(torch.mul(x, y), [x, y], upstream)
         torch.testing.assert_close(gx, tx)
         torch.testing.assert_close(gy, ty)
@@ -408,6 +408,65 @@ def test_backward_products_take_the_native_entry_and_pending_errors_still_raise(
     finally:
         _core._set_cpp_autograd(previous)
         jitops.set_index_checks(checks)
+
+
+def _poison_free_blocks(count, nbytes):
+    """`count` blocks of `nbytes` filled with 0xA5 and handed back to PyTorch's caching allocator, which
+    gives freed blocks to the next allocations that fit: outputs made in C++ most likely start poisoned
+    (the allocator does not promise which block it picks)."""
+    torch.cuda.empty_cache()
+    blocks = [torch.full((nbytes,), 0xA5, dtype=torch.uint8, device=DEVICE) for _ in range(count)]
+    del blocks
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16])
+def test_mul_gradients_come_from_one_launch(dtype):
+    """mul's backward with both gradients needed and one dtype throughout makes g * y and g * x in one launch
+    (reading the upstream gradient once), into poisoned outputs, with PyTorch's values and layouts: same
+    shapes, a broadcast operand (its gradient summed), channels-last, odd sizes, and the expanded gradient of
+    .sum(). Mixed dtypes take two products; one gradient needed takes one."""
+    previous = _core._set_cpp_autograd(True)
+    try:
+        if not _core._cpp_autograd_active():
+            pytest.skip("jitops._torch_autograd was not built")
+        cl = lambda t: t.detach().to(memory_format=torch.channels_last).requires_grad_()  # noqa: E731
+        cases = {
+            "same shape": (rand(5, 7, 333, dtype=dtype), rand(5, 7, 333, dtype=dtype, seed=1)),
+            "y broadcast": (rand(6, 1001, dtype=dtype), rand(1001, dtype=dtype, seed=1)),
+            "both broadcast": (rand(9, 1, dtype=dtype), rand(1, 77, dtype=dtype, seed=1)),
+            "channels-last": (cl(rand(2, 3, 17, 5, dtype=dtype)), rand(3, 1, 1, dtype=dtype, seed=1)),
+        }
+        for name, (x, y) in cases.items():
+            z = jitops.mul(x, y)
+            upstream = torch.randn(z.shape, device=DEVICE, dtype=dtype).to(memory_format=torch.channels_last
+                                                                             if name == "channels-last" else
+                                                                             torch.contiguous_format)
+            _poison_free_blocks(2, z.numel() * z.element_size())
+            before = _core._native_launches()
+            gx, gy = torch.autograd.grad(z, [x, y], upstream)
+            assert _core._native_launches() - before == 1, name
+            tx, ty = torch.autograd.grad(torch.mul(x, y), [x, y], upstream)
+            torch.testing.assert_close(gx, tx, rtol=RTOL[dtype], atol=RTOL[dtype], msg=name)
+            torch.testing.assert_close(gy, ty, rtol=RTOL[dtype], atol=RTOL[dtype] * 10, msg=name)
+            assert gx.stride() == tx.stride() and gy.stride() == ty.stride(), name
+        x, y = rand(4, 300, dtype=dtype), rand(4, 300, dtype=dtype, seed=2)
+        before = _core._native_launches()
+        jitops.mul(x, y).sum().backward()  # .sum()'s gradient, expanded (strides 0)
+        assert _core._native_launches() - before == 2, "the forward and one backward launch"
+        torch.testing.assert_close(x.grad, y.detach())
+        torch.testing.assert_close(y.grad, x.detach())
+        (gx,) = torch.autograd.grad(jitops.mul(x, y.detach()), [x], torch.ones(4, 300, device=DEVICE, dtype=dtype))
+        torch.testing.assert_close(gx, y.detach())
+        other = torch.float32 if dtype != torch.float32 else torch.float64
+        w = rand(4, 300, dtype=other, seed=3)
+        before = _core._native_launches()
+        gx, gw = torch.autograd.grad(jitops.mul(x, w).sum(), [x, w])
+        assert _core._native_launches() - before == 3, "mixed dtypes: the forward and two products"
+        tx, tw = torch.autograd.grad(torch.mul(x, w).sum(), [x, w])
+        torch.testing.assert_close(gx, tx)
+        torch.testing.assert_close(gw, tw)
+    finally:
+        _core._set_cpp_autograd(previous)
 
 
 def test_a_products_forward_with_a_gradient_takes_the_native_entry():

@@ -101,6 +101,28 @@ int native_binary(int operation, const TensorDesc* x, const TensorDesc* y, doubl
   });
 }
 
+int native_mul_gradients(const TensorDesc* g, const TensorDesc* x, const TensorDesc* y, const TensorDesc* gx,
+                         const TensorDesc* gy, void* stream, char* error, size_t error_size) {
+  return guarded(g->device, error, error_size, [&] {
+    const TensorDesc* operands[] = {g, x, y, gx, gy};
+    ElementwiseProblem p;
+    p.operation = kEwMulGradients;
+    p.inputs = 3;
+    p.outputs = 2;
+    for (int k = 0; k < 5; ++k) {
+      if (operands[k]->dtype != g->dtype || !is_floating(g->dtype)) return 1;
+      p.dtypes[k] = g->dtype;
+      p.arrays[k] = operands[k];
+    }
+    if (gy->ndim != gx->ndim || !std::equal(gx->shape, gx->shape + gx->ndim, gy->shape)) return 1;
+    p.ndim = gx->ndim;
+    std::copy(gx->shape, gx->shape + gx->ndim, p.shape);
+    LaunchPlan plan;
+    if (plan_elementwise(p, device_context(g->device).info(), plan)) run(&plan, 1, g->device, stream);
+    return 0;
+  });
+}
+
 int native_select(int kind, const TensorDesc* x, int64_t dim, const TensorDesc* index, const TensorDesc* out,
                   void* stream, char* error, size_t error_size) {
   return guarded(x->device, error, error_size, [&] {
@@ -155,7 +177,7 @@ int native_upsample(bool backward, const TensorDesc* in, const TensorDesc* out, 
   });
 }
 
-const CoreNativeApi kApi{kCoreNativeVersion, &native_binary, &native_select, &native_add, &native_upsample,
+const CoreNativeApi kApi{kCoreNativeVersion, &native_binary, &native_mul_gradients, &native_select, &native_add, &native_upsample,
                          &autotune_enabled};
 
 }  // namespace

@@ -19,7 +19,7 @@
 
 namespace jitops {
 
-constexpr int kCoreNativeVersion = 3;
+constexpr int kCoreNativeVersion = 4;
 
 enum CoreNativeBinary : int { kCoreNativeMul = 0, kCoreNativeDiv = 1 };
 // The two indexings of select and add: an index along a dim (index_select,
@@ -33,6 +33,11 @@ struct CoreNativeApi {
   // `y_number` (`y_integral`: a Python int, held exactly in `y_int`).
   int (*binary)(int operation, const TensorDesc* x, const TensorDesc* y, double y_number, bool y_integral,
                 int64_t y_int, const TensorDesc* out, void* stream, char* error, size_t error_size);
+  // mul's two gradients in one launch: gx = g * y and gy = g * x, g, x and y
+  // numpy-broadcast into gx's and gy's shape (both the broadcast shape); all
+  // five of one floating dtype (1 otherwise: the caller then makes two products).
+  int (*mul_gradients)(const TensorDesc* g, const TensorDesc* x, const TensorDesc* y, const TensorDesc* gx,
+                       const TensorDesc* gy, void* stream, char* error, size_t error_size);
   // out = index_select(x, dim, index) or gather(x, dim, index), into the
   // caller's `out` of the op's shape and x's dtype (checked: 1 where the
   // arguments do not make that shape, or the op's checks fail).

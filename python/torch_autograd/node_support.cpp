@@ -139,6 +139,14 @@ bool ran(int rc, const char* error) {
 // result laid out as TensorIterator lays it (channels-last when an operand of the result's shape is), on
 // PyTorch's current stream. Undefined when the call must take the Python path: a graph is being recorded
 // (create_graph), a dtype or device jitops does not compute natively, or an error a kernel recorded is pending.
+// The layout TensorIterator gives a @ b's result of `shape`: channels-last when an operand of that shape is.
+at::MemoryFormat product_format(const at::Tensor& a, const at::Tensor& b, at::IntArrayRef shape) {
+  at::MemoryFormat format = at::MemoryFormat::Contiguous;
+  for (const at::Tensor* t : {&a, &b})
+    if (t->defined() && t->sizes() == shape && t->suggest_memory_format() != format) format = t->suggest_memory_format();
+  return format;
+}
+
 at::Tensor native_binary(int op, const at::Tensor& a, const at::Tensor& b, const at::IValue& number) {
   const jitops::CoreNativeApi* api = core_entries();
   if (!api) return {};
@@ -147,11 +155,7 @@ at::Tensor native_binary(int op, const at::Tensor& a, const at::Tensor& b, const
   if (!b.defined() && !(number.isDouble() || number.isInt() || number.isBool())) return {};
   const at::ScalarType result = b.defined() ? at::result_type(a, b) : at::result_type(a, number.toScalar());
   const std::vector<int64_t> shape = b.defined() ? at::infer_size(a.sizes(), b.sizes()) : a.sizes().vec();
-  at::MemoryFormat format = at::MemoryFormat::Contiguous;
-  for (const at::Tensor* t : {&a, &b})
-    if (t->defined() && t->sizes() == at::IntArrayRef(shape) && t->suggest_memory_format() != format)
-      format = t->suggest_memory_format();
-  at::Tensor out = at::empty(shape, a.options().dtype(result).memory_format(format));
+  at::Tensor out = at::empty(shape, a.options().dtype(result).memory_format(product_format(a, b, shape)));
   if (!describe(out, dout)) return {};
   const double value = number.isDouble() ? number.toDouble() : number.isInt() ? double(number.toInt())
                                                              : double(number.isBool() && number.toBool());
@@ -293,6 +297,26 @@ at::Tensor jit_div(const at::Tensor& a, const at::IValue& number) {
   return binary(jitops::kCoreNativeDiv, a, at::Tensor(), number);
 }
 at::Tensor jit_neg(const at::Tensor& a) { return jit_mul(a, at::IValue(int64_t(-1))); }
+
+bool jit_mul_gradients(const at::Tensor& g, const at::Tensor& x, const at::Tensor& y, at::Tensor& gx, at::Tensor& gy) {
+  const jitops::CoreNativeApi* api = core_entries();
+  jitops::TensorDesc dg, dx, dy, dgx, dgy;
+  if (!api || !describe(g, dg) || !describe(x, dx) || !describe(y, dy) || dx.device != dg.device ||
+      dy.device != dg.device || x.scalar_type() != g.scalar_type() || y.scalar_type() != g.scalar_type())
+    return false;
+  // Each product laid out as its own call would make it (g * y, g * x), in g's shape: the forward's result's.
+  const at::IntArrayRef shape = g.sizes();
+  if (at::infer_size(x.sizes(), y.sizes()) != shape.vec()) return false;
+  at::Tensor ox = at::empty(shape, g.options().memory_format(product_format(g, y, shape)));
+  at::Tensor oy = at::empty(shape, g.options().memory_format(product_format(g, x, shape)));
+  if (!describe(ox, dgx) || !describe(oy, dgy)) return false;
+  char error[512] = "";
+  if (!ran(api->mul_gradients(&dg, &dx, &dy, &dgx, &dgy, current_stream(dg.device), error, sizeof(error)), error))
+    return false;
+  gx = std::move(ox);
+  gy = std::move(oy);
+  return true;
+}
 
 at::Tensor forward_binary(bool divide, const at::Tensor& a, const at::Tensor& b, const at::IValue& number) {
   const jitops::CoreNativeApi* api = core().native;

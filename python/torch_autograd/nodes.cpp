@@ -159,8 +159,11 @@ struct BinaryBackward : Node {
     } else {
       const at::Tensor x = x_.unpack(), y = y_.unpack();
       if (op == kMul) {
-        if (want_x) gx = jit_mul(g, y);
-        if (want_y) gy = jit_mul(g, x);
+        // Both gradients from one launch where it applies: the upstream gradient read once (NOTES 93).
+        if (!(want_x && want_y && jit_mul_gradients(g, x, y, gx, gy))) {
+          if (want_x) gx = jit_mul(g, y);
+          if (want_y) gy = jit_mul(g, x);
+        }
       } else {
         if (want_x) gx = jit_div(g, y);
         if (want_y) gy = jit_neg(jit_div(jit_mul(g, x), jit_mul(y, y)));
