@@ -315,6 +315,11 @@ _NODE_CALLS = {
     "sub": lambda x: jitops.sub(x, x[:1]),
     "index_add_": lambda x: jitops.index_add_(torch.zeros(5, 4, device=DEVICE), 0, index([4, 1, 4]), x),
     "scatter_add_": lambda x: jitops.scatter_add_(torch.zeros(2, 4, device=DEVICE), 0, index([[1, 0, 1, 1]]), x),
+    "index_copy_": lambda x: jitops.index_copy_(torch.zeros(5, 4, device=DEVICE), 0, index([4, 1, 0]), x),
+    "index_fill_": lambda x: jitops.index_fill_(x * 1, 1, index([0, 2]), 1.5),
+    "take": lambda x: jitops.take(x, index([[3, -1], [0, 11]])),
+    "scatter_reduce_": lambda x: jitops.scatter_reduce_(torch.zeros(2, 4, device=DEVICE), 0, index([[1, 0, 1, 1]]), x,
+                                                        "amax"),
 }
 
 
@@ -336,6 +341,47 @@ def test_the_cpp_nodes_take_the_eager_calls_they_list(name, autograd_path):
         assert not node.startswith("jitops::"), node
     y.sum().backward()
     assert x.grad is not None and torch.isfinite(x.grad).all()
+
+
+def test_index_writes_and_take_run_native_entries_with_pytorchs_gradients():
+    """index_copy_ and index_fill_ under the C++ nodes write through _core's native entry (one launch) and
+    their backward zeroes the written entries of a copy of the gradient natively (index_copy_'s source: one
+    gather more); take's backward adds into zeros natively, negative indices counted from the end. Values and
+    gradients against PyTorch's on random data, and again under create_graph (the backward's ops recorded)."""
+    previous = _core._set_cpp_autograd(True)
+    try:
+        if not _core._cpp_autograd_active():
+            pytest.skip("jitops._torch_autograd was not built")
+        s, src, x = rand(7, 33), rand(7, 3, seed=1), rand(6, 5, 4, seed=2)
+        cols = index([30, 2, 17])
+        calls = {  # name: (ours, theirs, leaves, forward launches, backward launches)
+            "index_copy_": (lambda: jitops.index_copy_(s * 1, 1, cols, src), lambda: (s * 1).index_copy_(1, cols, src),
+                            [s, src], 1, 2),
+            "index_fill_": (lambda: jitops.index_fill_(s * 1, 1, cols.int(), -2.5),
+                            lambda: (s * 1).index_fill_(1, cols, -2.5), [s], 1, 1),
+            "take": (lambda: jitops.take(x, index([[5, -1], [119, 0], [-120, 7]])),
+                     lambda: torch.take(x, index([[5, 119], [119, 0], [0, 7]])), [x], 0, 1),
+            "take axis": (lambda: jitops.take(x, index([3, -1, 3]), axis=-2),
+                          lambda: torch.index_select(x, 1, index([3, 4, 3])), [x], 0, 1),
+        }
+        for name, (ours, theirs, leaves, forward_launches, backward_launches) in calls.items():
+            before = _core._native_launches()
+            out = ours()
+            assert _core._native_launches() - before == forward_launches, name
+            assert out.grad_fn.name().startswith("jitops::"), name
+            expected = theirs()
+            torch.testing.assert_close(out, expected)
+            upstream = torch.randn(out.shape, device=DEVICE)
+            before = _core._native_launches()
+            grads = torch.autograd.grad(out, leaves, upstream)
+            assert _core._native_launches() - before == backward_launches, name
+            reference = torch.autograd.grad(expected, leaves, upstream)
+            for g, e in zip(grads, reference):
+                torch.testing.assert_close(g, e)
+            for g, e in zip(torch.autograd.grad(ours(), leaves, upstream, create_graph=True), reference):
+                torch.testing.assert_close(g, e)
+    finally:
+        _core._set_cpp_autograd(previous)
 
 
 def test_in_place_on_a_leaf_that_requires_grad_is_refused_before_it_writes(autograd_path):
@@ -470,10 +516,10 @@ def test_mul_gradients_come_from_one_launch(dtype):
 
 
 def test_a_products_forward_with_a_gradient_takes_the_native_entry():
-    """mul and div of contiguous tensors, or of a tensor and a number, that need a gradient make their
-    forward through _core's native entry (one launch, no second Python call), with PyTorch's values, dtype,
-    strides and gradients; operands of other layouts take the plain call, whose result follows its inputs'
-    stride order as PyTorch's does."""
+    """mul, div, add and sub of contiguous tensors, or of a tensor and a number, that need a gradient make
+    their forward through _core's native entry (one launch, no second Python call), with PyTorch's values,
+    dtype, strides and gradients (number - x and number / x take the plain call); operands of other layouts
+    take the plain call, whose result follows its inputs' stride order as PyTorch's does."""
     previous = _core._set_cpp_autograd(True)
     try:
         if not _core._cpp_autograd_active():
@@ -485,11 +531,18 @@ def test_a_products_forward_with_a_gradient_takes_the_native_entry():
             "mixed dtypes": (lambda: jitops.mul(h, x), lambda: torch.mul(h, x), [h, x]),
             "number * x": (lambda: jitops.mul(2.5, h), lambda: torch.mul(h, 2.5), [h]),
             "x / number": (lambda: jitops.div(x, 3), lambda: torch.div(x, 3), [x]),
+            "add": (lambda: jitops.add(x, y), lambda: torch.add(x, y), [x, y]),
+            "sub, mixed dtypes": (lambda: jitops.sub(h, x), lambda: torch.sub(h, x), [h, x]),
+            "number + x": (lambda: jitops.add(0.75, h), lambda: torch.add(h, 0.75), [h]),
+            "x - number": (lambda: jitops.sub(x, 2), lambda: torch.sub(x, 2), [x]),
+            "number - x": (lambda: jitops.sub(1.5, h), lambda: 1.5 - h, [h]),
+            "number / x": (lambda: jitops.div(2, y), lambda: 2 / y, [y]),
         }
         for name, (ours, theirs, leaves) in calls.items():
             before = _core._native_launches()
             z = ours()
-            assert _core._native_launches() - before == 1, name
+            plain_call = name in ("number - x", "number / x")  # no native entry: the Python call
+            assert _core._native_launches() - before == (0 if plain_call else 1), name
             expected = theirs()
             assert z.dtype == expected.dtype and z.stride() == expected.stride(), name
             assert z.grad_fn is not None and z.grad_fn.name().startswith("jitops::"), name

@@ -68,7 +68,8 @@ int native_binary(int operation, const TensorDesc* x, const TensorDesc* y, doubl
                   int64_t y_int, const TensorDesc* out, void* stream, char* error, size_t error_size) {
   return guarded(x->device, error, error_size, [&] {
     ElementwiseProblem p;
-    p.operation = operation == kCoreNativeDiv ? kEwDiv : kEwMul;
+    p.operation = operation == kCoreNativeDiv ? kEwDiv : operation == kCoreNativeAdd ? kEwAdd
+                : operation == kCoreNativeSub ? kEwSub : kEwMul;
     p.inputs = 2;
     p.outputs = 1;
     p.dtypes[0] = x->dtype;
@@ -156,6 +157,28 @@ int native_add(int kind, const TensorDesc* self, int64_t dim, const TensorDesc* 
   });
 }
 
+int native_index_write(const TensorDesc* self, int64_t dim, const TensorDesc* index, const TensorDesc* src,
+                       double value, bool value_integral, int64_t value_int, void* stream, char* error,
+                       size_t error_size) {
+  return guarded(self->device, error, error_size, [&] {
+    IndexErrorSlot* slot = nullptr;
+    if (!index_slot(self->device, slot)) return 1;
+    ScatterProblem p;
+    if (src) {
+      p = index_add_problem(*self, dim, *index, *src, kScatterCopy, kOpIndexCopy);
+    } else {
+      Scalar s;
+      s.integral = value_integral;
+      s.f = value;
+      s.i = value_int;
+      p = index_fill_problem(*self, dim, *index, s);
+    }
+    LaunchPlan plan;
+    if (plan_scatter(p, device_context(self->device).info(), slot, plan)) run(&plan, 1, self->device, stream);
+    return 0;
+  });
+}
+
 int native_upsample(bool backward, const TensorDesc* in, const TensorDesc* out, const double* scale, void* stream,
                     char* error, size_t error_size) {
   return guarded(in->device, error, error_size, [&] {
@@ -177,7 +200,8 @@ int native_upsample(bool backward, const TensorDesc* in, const TensorDesc* out, 
   });
 }
 
-const CoreNativeApi kApi{kCoreNativeVersion, &native_binary, &native_mul_gradients, &native_select, &native_add, &native_upsample,
+const CoreNativeApi kApi{kCoreNativeVersion, &native_binary, &native_mul_gradients, &native_select, &native_add, &native_index_write,
+                         &native_upsample,
                          &autotune_enabled};
 
 }  // namespace

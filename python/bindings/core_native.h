@@ -21,14 +21,14 @@ namespace jitops {
 
 constexpr int kCoreNativeVersion = 4;
 
-enum CoreNativeBinary : int { kCoreNativeMul = 0, kCoreNativeDiv = 1 };
+enum CoreNativeBinary : int { kCoreNativeMul = 0, kCoreNativeDiv = 1, kCoreNativeAdd = 2, kCoreNativeSub = 3 };
 // The two indexings of select and add: an index along a dim (index_select,
 // index_add_) or an index of the operand's rank (gather, scatter_add_).
 enum CoreNativeIndexing : int { kCoreNativeAlongDim = 0, kCoreNativeElementwise = 1 };
 
 struct CoreNativeApi {
   int version;  // kCoreNativeVersion
-  // out = x * y or x / y, numpy-broadcast into `out` (the caller's: the
+  // out = x * y, x / y, x + y or x - y, numpy-broadcast into `out` (the caller's: the
   // broadcast shape, the result dtype). y == nullptr: y is the number
   // `y_number` (`y_integral`: a Python int, held exactly in `y_int`).
   int (*binary)(int operation, const TensorDesc* x, const TensorDesc* y, double y_number, bool y_integral,
@@ -47,6 +47,12 @@ struct CoreNativeApi {
   // index, src), atomic (the caller takes the Python path for deterministic=).
   int (*add)(int kind, const TensorDesc* self, int64_t dim, const TensorDesc* index, const TensorDesc* src,
              void* stream, char* error, size_t error_size);
+  // self.index_copy_(dim, index, src) (src given) or self.index_fill_(dim,
+  // index, value) (src == nullptr; `value_integral`: a Python int, held
+  // exactly in `value_int`), in place.
+  int (*index_write)(const TensorDesc* self, int64_t dim, const TensorDesc* index, const TensorDesc* src,
+                     double value, bool value_integral, int64_t value_int, void* stream, char* error,
+                     size_t error_size);
   // upsample_nearest2d (backward false: `in` is x, `out` the result) or its
   // backward (`in` the output's gradient, `out` the input's), with
   // `scale` (h, w) as the op's scale_factor, or nullptr for sizes alone.

@@ -21,6 +21,10 @@ const CoreOps& core() {
     o.gather = get("gather");
     o.index_add_ = get("index_add_");
     o.scatter_add_ = get("scatter_add_");
+    o.index_copy_ = get("index_copy_");
+    o.index_fill_ = get("index_fill_");
+    o.take = get("take");
+    o.scatter_reduce_ = get("scatter_reduce_");
     o.upsample_nearest2d = get("upsample_nearest2d");
     o.upsample_nearest2d_backward = get("upsample_nearest2d_backward");
     o.add = get("add");

@@ -46,6 +46,10 @@ struct CoreOps {
   PyObject* gather;
   PyObject* index_add_;
   PyObject* scatter_add_;
+  PyObject* index_copy_;
+  PyObject* index_fill_;
+  PyObject* take;
+  PyObject* scatter_reduce_;
   PyObject* upsample_nearest2d;
   PyObject* upsample_nearest2d_backward;
   PyObject* add;

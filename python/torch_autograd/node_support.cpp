@@ -241,7 +241,10 @@ const jitops::CoreNativeApi* forward_entries() {
 
 at::Tensor added_into_zeros(bool scatter, at::IntArrayRef shape, int64_t dim, const at::Tensor& index,
                             const at::Tensor& src) {
-  at::Tensor zeros = at::zeros(shape, src.options());
+  return added_into(at::zeros(shape, src.options()), scatter, dim, index, src);
+}
+
+at::Tensor added_into(at::Tensor zeros, bool scatter, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
   const jitops::CoreNativeApi* api = core_entries();
   jitops::TensorDesc dz, di, ds;
   if (api && !deterministic() && describe_indexed(zeros, index, dz, di) && describe(src, ds) &&
@@ -256,6 +259,35 @@ at::Tensor added_into_zeros(bool scatter, at::IntArrayRef shape, int64_t dim, co
   if (scatter) return call_op(core().scatter_add_, {z.get(), d.get(), i.get(), s.get(), det}, core().kw_deterministic);
   PyRef one = py_int(1);
   return call_op(core().index_add_, {z.get(), d.get(), i.get(), s.get(), one.get(), det}, core().kw_deterministic);
+}
+
+namespace {
+
+// self.index_copy_ / index_fill_ through _core's native entry (the number `value` where `source` is undefined).
+bool native_index_written(const jitops::CoreNativeApi* api, const at::Tensor& self, int64_t dim,
+                          const at::Tensor& index, const at::Tensor& source, const at::IValue& value) {
+  jitops::TensorDesc ds, di, dsrc;
+  if (!describe_indexed(self, index, ds, di)) return false;
+  if (source.defined() && (!describe(source, dsrc) || dsrc.device != ds.device)) return false;
+  if (!source.defined() && !(value.isDouble() || value.isInt() || value.isBool())) return false;
+  const double v = value.isDouble() ? value.toDouble() : value.isInt() ? double(value.toInt())
+                                                       : double(value.isBool() && value.toBool());
+  const int64_t exact = value.isInt() ? value.toInt() : value.isBool() ? int64_t(value.toBool()) : 0;
+  char error[512] = "";
+  return ran(api->index_write(&ds, dim, &di, source.defined() ? &dsrc : nullptr, v, !value.isDouble(), exact,
+                              current_stream(ds.device), error, sizeof(error)),
+             error);
+}
+
+}  // namespace
+
+at::Tensor zeroed_at(const at::Tensor& g, int64_t dim, const at::Tensor& index) {
+  at::Tensor out = g.clone();  // as PyTorch's index_fill: the layout preserved where g is dense
+  const jitops::CoreNativeApi* api = core_entries();
+  if (api && native_index_written(api, out, dim, index, at::Tensor(), at::IValue(int64_t(0)))) return out;
+  pybind11::gil_scoped_acquire gil;
+  PyRef o = wrap(out), d = py_int(dim), i = wrap(index), zero = py_int(0);
+  return call_op(core().index_fill_, {o.get(), d.get(), i.get(), zero.get()});
 }
 
 at::Tensor selected(bool gather, const at::Tensor& x, int64_t dim, const at::Tensor& index) {
@@ -318,7 +350,7 @@ bool jit_mul_gradients(const at::Tensor& g, const at::Tensor& x, const at::Tenso
   return true;
 }
 
-at::Tensor forward_binary(bool divide, const at::Tensor& a, const at::Tensor& b, const at::IValue& number) {
+at::Tensor forward_binary(int op, const at::Tensor& a, const at::Tensor& b, const at::IValue& number) {
   const jitops::CoreNativeApi* api = core().native;
   if (!api || api->autotune_enabled()) return {};
   // Contiguous operands only: the Python call lays its result out in its inputs' stride order (as
@@ -326,7 +358,7 @@ at::Tensor forward_binary(bool divide, const at::Tensor& a, const at::Tensor& b,
   if (!a.is_contiguous() || (b.defined() && !b.is_contiguous())) return {};
   at::AutoGradMode no_grad(false);
   try {
-    return native_binary(divide ? jitops::kCoreNativeDiv : jitops::kCoreNativeMul, a, b, number);
+    return native_binary(op, a, b, number);
   } catch (const std::exception&) {  // shapes that do not broadcast, a plan that fails
     return {};
   }
@@ -374,6 +406,20 @@ bool forward_added(bool scatter, const at::Tensor& self, int64_t dim, const at::
     return false;
   }
   self.unsafeGetTensorImpl()->bump_version();  // as the Python call's in-place write does
+  return true;
+}
+
+bool forward_index_written(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                           const at::IValue& value) {
+  const jitops::CoreNativeApi* api = forward_entries();
+  if (!api) return false;
+  at::AutoGradMode no_grad(false);
+  try {
+    if (!native_index_written(api, self, dim, index, source, value)) return false;
+  } catch (const std::exception&) {  // the Python call raises the op's own message
+    return false;
+  }
+  self.unsafeGetTensorImpl()->bump_version();
   return true;
 }
 

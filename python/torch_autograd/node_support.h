@@ -63,6 +63,10 @@ at::Tensor to_input(at::Tensor g, at::IntArrayRef shape, at::ScalarType dtype);
 // zeros(shape) with `src` added at `index` along `dim`: index_add_ (alpha 1) or scatter_add_.
 at::Tensor added_into_zeros(bool scatter, at::IntArrayRef shape, int64_t dim, const at::Tensor& index,
                             const at::Tensor& src);
+// `g` with the entries at `index` along `dim` zeroed, in a copy (index_copy_'s and index_fill_'s gradient).
+at::Tensor zeroed_at(const at::Tensor& g, int64_t dim, const at::Tensor& index);
+// The same into `base` (a new tensor of the caller's, written in place): base with `src` added at `index`.
+at::Tensor added_into(at::Tensor base, bool scatter, int64_t dim, const at::Tensor& index, const at::Tensor& src);
 // index_select (gather: gather) of `x` along `dim` at `index`.
 at::Tensor selected(bool gather, const at::Tensor& x, int64_t dim, const at::Tensor& index);
 // upsample_nearest2d of `in` to `size` (h, w) or by `scale` (h, w); backward: upsample_nearest2d_backward of
@@ -82,12 +86,13 @@ bool jit_mul_gradients(const at::Tensor& g, const at::Tensor& x, const at::Tenso
 
 // ---------------------------------------------------------------- forward pieces
 
-// a * b or a / b (b a tensor, or the number `number` when b is undefined) as the plain jitops call makes it,
+// a op b (`op` a jitops::CoreNativeBinary: *, /, +, -; b a tensor, or the number `number` when b is undefined)
+// as the plain jitops call makes it,
 // through _core's native entry with grad mode off: the forward under a node, with no re-entry into Python.
 // Undefined where the plain Python call must make it: autotuning on (that call tunes), an operand not
 // contiguous, a dtype, device or shape the entry does not take, an error it reports (the Python call raises
 // its own message).
-at::Tensor forward_binary(bool divide, const at::Tensor& a, const at::Tensor& b, const at::IValue& number);
+at::Tensor forward_binary(int op, const at::Tensor& a, const at::Tensor& b, const at::IValue& number);
 // index_select (gather: gather) of x along dim at index, likewise: contiguous operands only.
 at::Tensor forward_selected(bool gather, const at::Tensor& x, int64_t dim, const at::Tensor& index);
 // upsample_nearest2d of x by `scale` (h, w), likewise: x contiguous or channels-last (the result laid out as x).
@@ -97,5 +102,8 @@ at::Tensor forward_upsampled(const at::Tensor& x, const std::vector<double>& sca
 // torch.use_deterministic_algorithms: the entry's adds are atomic).
 bool forward_added(bool scatter, const at::Tensor& self, int64_t dim, const at::Tensor& index,
                    const at::Tensor& source);
+// self.index_copy_(dim, index, source) (source defined) or self.index_fill_(dim, index, value), likewise.
+bool forward_index_written(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                           const at::IValue& value);
 
 }  // namespace jitops_autograd

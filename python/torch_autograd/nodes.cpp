@@ -23,7 +23,8 @@ using torch::autograd::compute_requires_grad;
 
 enum BinaryOp : int64_t { kAdd, kSub, kMul, kDiv };
 const char* const kOps[] = {"index_select", "gather", "upsample_nearest2d", "upsample_nearest2d_backward",
-                            "add", "sub", "mul", "div", "index_add_", "scatter_add_"};
+                            "add", "sub", "mul", "div", "index_add_", "scatter_add_", "index_copy_",
+                            "index_fill_", "take", "scatter_reduce_"};
 
 PyObject* not_taken() { return new_ref(Py_NotImplemented); }
 
@@ -53,13 +54,32 @@ PyObject* run_forward_native(const std::shared_ptr<Node>& node, const at::Tensor
 // cost a few microseconds a forward-plus-backward call (NOTES 57). Each backward runs with the grad mode the
 // engine set: under create_graph the ops it calls are recorded again, so double backward works.
 
+// A node that keeps an index for its backward (freed with the graph, as PyTorch's saved tensors are).
+struct IndexNode : Node {
+  SavedVariable index_;
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    index_.reset_data();
+  }
+};
+
+// Whether a node takes an in-place write into `self` (of `source`'s values, where defined): 1 yes; 0 no (the
+// Python path: views, which it rebases as PyTorch does, no gradient needed, forward-mode tangents); -1 for
+// PyTorch's refusal of a write into a leaf that requires grad, raised before anything is written.
+int in_place_taken(const at::Tensor& self, const at::Tensor& source) {
+  if (self.is_view() || has_tangent(self) || (source.defined() && has_tangent(source))) return 0;
+  if (!(source.defined() ? compute_requires_grad(self, source) : compute_requires_grad(self))) return 0;
+  if (!(self.requires_grad() && self.is_leaf())) return 1;
+  PyErr_SetString(PyExc_RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
+  return -1;
+}
+
 // ---------------------------------------------------------------------------- index_select, gather
 
-struct IndexSelectBackward : Node {
+struct IndexSelectBackward : IndexNode {
   bool gather = false;
   int64_t dim = 0;
   std::vector<int64_t> shape;
-  SavedVariable index_;
 
   variable_list apply(variable_list&& grads) override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -67,10 +87,6 @@ struct IndexSelectBackward : Node {
     if (grads[0].defined() && task_should_compute_output(0))
       out[0] = added_into_zeros(gather, shape, dim, index_.unpack(), grads[0]);
     return out;
-  }
-  void release_variables() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    index_.reset_data();
   }
   std::string name() const override { return gather ? "jitops::GatherBackward" : "jitops::IndexSelectBackward"; }
 };
@@ -88,6 +104,52 @@ PyObject* index_select(PyObject* const* p, bool gather) {
   node->index_ = SavedVariable(tensor(p[2]), false);
   return run_forward_native(node, forward_selected(gather, x, dim, tensor(p[2])),
                             gather ? core().gather : core().index_select, {p[0], p[1], p[2]});
+}
+
+// ---------------------------------------------------------------------------- take
+
+// numpy.take's gradient: zeros of x's shape with the output's gradient added at the indices (negative ones
+// counted from the end), along `axis` or into the flattened x.
+struct TakeBackward : IndexNode {
+  bool flat = true;  // axis=None
+  int64_t axis = 0;
+  std::vector<int64_t> shape;
+
+  variable_list apply(variable_list&& grads) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    variable_list out(1);
+    if (!grads[0].defined() || !task_should_compute_output(0)) return out;
+    const at::Tensor& g = grads[0];
+    const int64_t extent = flat ? std::max<int64_t>(1, c10::multiply_integers(shape)) : shape[size_t(axis)];
+    // In [-extent, extent) (the forward checked it), so a floored remainder counts negative ones from the end:
+    // one kernel where a where() of a comparison and a sum took three.
+    const at::Tensor index = index_.unpack().reshape(-1).remainder(extent);
+    if (flat) {
+      out[0] = added_into_zeros(false, {extent}, 0, index, g.reshape(-1)).reshape(shape);
+    } else {
+      std::vector<int64_t> rows = shape;
+      rows[size_t(axis)] = index.numel();
+      out[0] = added_into_zeros(false, shape, axis, index, g.reshape(rows));
+    }
+    return out;
+  }
+  std::string name() const override { return "jitops::TakeBackward"; }
+};
+
+PyObject* take(PyObject* const* p) {
+  // x indices axis out stream _explain
+  int64_t axis = 0;
+  const bool flat = absent(p[2]);
+  if (!plain(p[0]) || !plain(p[1]) || (!flat && !exact_int(p[2], axis)) || !all_absent(p, 3, 6)) return not_taken();
+  const at::Tensor& x = tensor(p[0]);
+  if (!compute_requires_grad(x) || has_tangent(x)) return not_taken();
+  if (!flat && (x.dim() == 0 || axis < -x.dim() || axis >= x.dim())) return not_taken();  // the op's error
+  auto node = new_node<TakeBackward>(x);
+  node->flat = flat;
+  node->axis = flat ? 0 : wrapped_dim(axis, x.dim());
+  node->shape = x.sizes().vec();
+  node->index_ = SavedVariable(tensor(p[1]), false);
+  return run_forward(node, core().take, {p[0], p[1], or_none(p[2])});
 }
 
 // ---------------------------------------------------------------------------- upsample_nearest2d and its backward
@@ -220,11 +282,14 @@ struct BinaryNumberBackward : Node {
   std::string name() const override { return binary_node_name(op); }
 };
 
-// The forward of `node`: a product or quotient through _core's native entry where it takes the call
-// (forward_binary), else the Python op on the call's own arguments.
+// The forward of `node` through _core's native entry where it takes the call (forward_binary), else the
+// Python op on the call's own arguments. (A sum's forward through Python cost it 5-10 us a forward-plus-
+// backward call against PyTorch's, NOTES 93.)
 PyObject* run_forward_binary(const std::shared_ptr<Node>& node, int64_t op, PyObject* const* p, const at::Tensor& a,
                              const at::Tensor& b, const at::IValue& number) {
-  const at::Tensor out = op == kMul || op == kDiv ? forward_binary(op == kDiv, a, b, number) : at::Tensor();
+  const int native_op = op == kMul ? jitops::kCoreNativeMul : op == kDiv ? jitops::kCoreNativeDiv
+                      : op == kAdd ? jitops::kCoreNativeAdd : jitops::kCoreNativeSub;
+  const at::Tensor out = forward_binary(native_op, a, b, number);
   return run_forward_native(node, out, binary_fn(op), {p[0], p[1]});
 }
 
@@ -261,7 +326,8 @@ PyObject* binary(int64_t op, PyObject* const* p) {
     node->x_ = SavedVariable(x, false);
     return run_forward(node, binary_fn(op), {p[0], p[1]});
   }
-  return run_forward_binary(node, op, p, x, at::Tensor(), number);  // number * x as x * number
+  if (op == kSub && number_first) return run_forward(node, binary_fn(op), {p[0], p[1]});  // number - x: likewise
+  return run_forward_binary(node, op, p, x, at::Tensor(), number);  // number * x as x * number, number + x ...
 }
 
 // ---------------------------------------------------------------------------- index_add_, scatter_add_ (in place)
@@ -270,12 +336,11 @@ bool is_one(const at::IValue& alpha) {
   return alpha.isInt() ? alpha.toInt() == 1 : alpha.isBool() ? alpha.toBool() : alpha.toDouble() == 1.0;
 }
 
-struct AddInPlaceBackward : Node {
+struct AddInPlaceBackward : IndexNode {
   bool scatter = false;
   int64_t dim = 0;
   std::vector<int64_t> source_shape;
   at::IValue alpha;
-  SavedVariable index_;
 
   variable_list apply(variable_list&& grads) override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -289,10 +354,6 @@ struct AddInPlaceBackward : Node {
     out[1] = scatter ? padded_to(g_source, source_shape) : g_source.reshape(source_shape);
     return out;
   }
-  void release_variables() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    index_.reset_data();
-  }
   std::string name() const override { return scatter ? "jitops::ScatterAddBackward" : "jitops::IndexAddBackward"; }
 };
 
@@ -305,12 +366,7 @@ PyObject* add_in_place(bool scatter, PyObject* const* p) {
   at::IValue alpha(int64_t(1));
   if (!scatter && p[4] && !number_value(p[4], alpha)) return not_taken();
   const at::Tensor &self = tensor(p[0]), &source = tensor(p[3]);
-  if (self.is_view()) return not_taken();  // views are rebased by the Python path, as PyTorch does
-  if (!compute_requires_grad(self, source) || has_tangent(self) || has_tangent(source)) return not_taken();
-  if (self.requires_grad() && self.is_leaf()) {
-    PyErr_SetString(PyExc_RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
-    return nullptr;
-  }
+  if (const int taken = in_place_taken(self, source); taken <= 0) return taken < 0 ? nullptr : not_taken();
   auto node = new_node<AddInPlaceBackward>(self, source);
   node->scatter = scatter;
   node->dim = wrapped_dim(dim, self.dim());
@@ -328,6 +384,151 @@ PyObject* add_in_place(bool scatter, PyObject* const* p) {
     call_op_object(scatter ? core().scatter_add_ : core().index_add_, args, n, det ? core().kw_deterministic : nullptr);
   }
   rebase(node, self);
+  return new_ref(p[0]);
+}
+
+// ---------------------------------------------------------------------------- index_copy_, index_fill_ (in place)
+
+// PyTorch's formulas: self's gradient is the output's with the written entries zeroed; index_copy_'s source
+// gets the output's gradient at the index (index_select).
+struct IndexWriteBackward : IndexNode {
+  bool copy = false;  // index_copy_ (edges self, source); index_fill_ (edge self)
+  int64_t dim = 0;
+  std::vector<int64_t> source_shape;
+
+  variable_list apply(variable_list&& grads) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    variable_list out(copy ? 2 : 1);
+    const at::Tensor& g = grads[0];
+    if (!g.defined()) return out;
+    const at::Tensor index = index_.unpack();
+    if (task_should_compute_output(0)) out[0] = zeroed_at(g, dim, index);
+    if (copy && task_should_compute_output(1)) out[1] = selected(false, g, dim, index).reshape(source_shape);
+    return out;
+  }
+  std::string name() const override { return copy ? "jitops::IndexCopyBackward" : "jitops::IndexFillBackward"; }
+};
+
+PyObject* index_written(bool copy, PyObject* const* p) {
+  // index_copy_: self dim index source stream _explain; index_fill_: self dim index value stream _explain.
+  int64_t dim = 0;
+  at::IValue value;
+  if (!plain(p[0]) || !plain(p[2]) || !exact_int(p[1], dim) || !all_absent(p, 4, 6)) return not_taken();
+  if (copy ? !plain(p[3]) : !number_value(p[3], value)) return not_taken();  // a tensor value: the Python path
+  const at::Tensor& self = tensor(p[0]);
+  const at::Tensor source = copy ? tensor(p[3]) : at::Tensor();
+  if (const int taken = in_place_taken(self, source); taken <= 0) return taken < 0 ? nullptr : not_taken();
+  auto node = copy ? new_node<IndexWriteBackward>(self, source) : new_node<IndexWriteBackward>(self);
+  node->copy = copy;
+  node->dim = wrapped_dim(dim, self.dim());
+  if (copy) node->source_shape = source.sizes().vec();
+  node->index_ = SavedVariable(tensor(p[2]), false);
+  if (!forward_index_written(self, node->dim, tensor(p[2]), source, value)) {
+    at::AutoGradMode no_grad(false);
+    call_op_object(copy ? core().index_copy_ : core().index_fill_, {p[0], p[1], p[2], p[3]});
+  }
+  rebase(node, self);
+  return new_ref(p[0]);
+}
+
+// ---------------------------------------------------------------------------- scatter_reduce_ (in place)
+
+enum Reduction : int { kSum, kMean, kAmax, kAmin };
+
+// PyTorch's scatter_reduce_backward (FunctionsManual.cpp) for sum, mean, amax and amin (prod keeps the Python
+// path): the gathers and adds at the index through jitops, the masks and quotients as PyTorch makes them.
+struct ScatterReduceBackward : Node {
+  int reduction = kSum;
+  bool include_self = true;
+  int64_t dim = 0;
+  std::vector<int64_t> src_shape;
+  SavedVariable index_, src_, old_self_, result_;  // src, self before the op and after: amax and amin
+
+  variable_list apply(variable_list&& grads) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    variable_list out(2);
+    const at::Tensor& g = grads[0];
+    if (!g.defined()) return out;
+    const at::Tensor index = index_.unpack();
+    at::Tensor grad_self, grad_src;
+    if (reduction == kSum) {
+      grad_self = g;
+      grad_src = selected(true, g, dim, index);
+    } else if (reduction == kMean) {
+      at::Tensor n = include_self ? at::ones_like(g) : at::zeros_like(g);
+      n = added_into(n, true, dim, index, at::ones(index.sizes(), g.options()));
+      n.masked_fill_(n == 0, 1);
+      grad_self = jit_div(g, n);
+      grad_src = selected(true, grad_self, dim, index);
+    } else {  // amax, amin: shared equally between the values that reached the result
+      const at::Tensor result = result_.unpack(shared_from_this()), old_self = old_self_.unpack();
+      at::Tensor src_window = src_.unpack();
+      for (int64_t d = 0; d < index.dim(); ++d) src_window = src_window.narrow(d, 0, index.size(d));
+      const at::Tensor value = selected(true, result, dim, index);
+      const at::Tensor self_is_result = (old_self == result).to(g.scalar_type());
+      const at::Tensor src_is_result = (src_window == value).to(g.scalar_type());
+      const at::Tensor n = added_into(self_is_result.clone(), true, dim, index, src_is_result);
+      const at::Tensor distributed = jit_div(g, n);
+      grad_self = jit_mul(self_is_result, distributed);
+      grad_src = jit_mul(src_is_result, selected(true, distributed, dim, index));
+    }
+    if (!include_self) grad_self = grad_self.scatter(dim, index, 0);
+    if (task_should_compute_output(0)) out[0] = grad_self;
+    if (task_should_compute_output(1)) out[1] = padded_to(grad_src, src_shape);
+    return out;
+  }
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    index_.reset_data();
+    src_.reset_data();
+    old_self_.reset_data();
+    result_.reset_data();
+  }
+  std::string name() const override { return "jitops::ScatterReduceBackward"; }
+};
+
+bool reduction_named(PyObject* p, int& out) {
+  if (!p || !PyUnicode_Check(p)) return false;
+  const char* s = PyUnicode_AsUTF8(p);
+  if (!s) {
+    PyErr_Clear();
+    return false;
+  }
+  const std::string_view name(s);
+  out = name == "sum" ? kSum : name == "mean" ? kMean : name == "amax" ? kAmax : name == "amin" ? kAmin : -1;
+  return out >= 0;
+}
+
+PyObject* scatter_reduce(PyObject* const* p) {
+  // self dim index src reduce include_self deterministic stream _explain
+  int64_t dim = 0;
+  int reduction = kSum;
+  if (!plain(p[0]) || !plain(p[2]) || !plain(p[3]) || !exact_int(p[1], dim) || !reduction_named(p[4], reduction))
+    return not_taken();  // prod, and a name the op rejects: the Python path
+  if (!(absent(p[5]) || PyBool_Check(p[5])) || !all_absent(p, 7, 9)) return not_taken();
+  const at::Tensor &self = tensor(p[0]), &src = tensor(p[3]);
+  if (const int taken = in_place_taken(self, src); taken <= 0) return taken < 0 ? nullptr : not_taken();
+  auto node = new_node<ScatterReduceBackward>(self, src);
+  node->reduction = reduction;
+  node->include_self = absent(p[5]) || p[5] == Py_True;
+  node->dim = wrapped_dim(dim, self.dim());
+  node->src_shape = src.sizes().vec();
+  node->index_ = SavedVariable(tensor(p[2]), false);
+  const bool extremum = reduction == kAmax || reduction == kAmin;
+  if (extremum) {
+    node->src_ = SavedVariable(src, false);
+    node->old_self_ = SavedVariable(self.clone(), false);  // as PyTorch's in-place formulas keep self's values
+  }
+  // The op's own parameters as given: self, dim, index, src, reduce, [include_self], [deterministic=].
+  PyObject* args[7] = {p[0], p[1], p[2], p[3], p[4], absent(p[5]) ? Py_True : p[5]};
+  size_t count = 6;
+  if (p[6]) args[count++] = p[6];
+  {
+    at::AutoGradMode no_grad(false);
+    call_op_object(core().scatter_reduce_, args, count, p[6] ? core().kw_deterministic : nullptr);
+  }
+  rebase(node, self);
+  if (extremum) node->result_ = SavedVariable(self, true);
   return new_ref(p[0]);
 }
 
@@ -370,6 +571,9 @@ PyObject* run_with_autograd(const char* op, PyObject* const* p, int count) {
   if (name == "div") return binary(kDiv, p);
   if (name == "index_add_") return add_in_place(false, p);
   if (name == "scatter_add_") return add_in_place(true, p);
+  if (name == "index_copy_" || name == "index_fill_") return index_written(name == "index_copy_", p);
+  if (name == "take") return take(p);
+  if (name == "scatter_reduce_") return scatter_reduce(p);
   return not_taken();
   END_HANDLE_TH_ERRORS
 }
