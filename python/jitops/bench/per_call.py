@@ -45,10 +45,14 @@ def _pairs(torch, device):
             lambda: torch.ops.aten.upsample_nearest2d_backward(gimg, [16, 16], [1, 2, 8, 8], 2.0, 2.0)),
         "mul": (lambda: jitops.mul(x, y), lambda: torch.mul(x, y)),
         "add number": (lambda: jitops.add(x, 2.0), lambda: torch.add(x, 2.0)),
+        "add": (lambda: jitops.add(x, y), lambda: torch.add(x, y)),
+        "div": (lambda: jitops.div(x, y), lambda: torch.div(x, y)),
     }
     xg, srcg, yg = x.clone().requires_grad_(), src.clone().requires_grad_(), y.clone().requires_grad_()
-    imgg = img.clone().requires_grad_()
+    imgg, gimgg = img.clone().requires_grad_(), gimg.clone().requires_grad_()
     g_sel, g_img = torch.ones(8, 16, device=device), torch.ones(1, 2, 16, 16, device=device)
+    unique = torch.randperm(64, device=device)[:8]  # index_copy_'s rows, each written once
+    ygp = (y.abs() + 0.5).requires_grad_()  # a divisor away from zero
     backward = {
         "index_select": (lambda: jitops.index_select(xg, 0, idx).backward(g_sel),
                          lambda: torch.index_select(xg, 0, idx).backward(g_sel)),
@@ -60,6 +64,18 @@ def _pairs(torch, device):
         "upsample_nearest2d": (lambda: jitops.upsample_nearest2d(imgg, scale_factor=2).backward(g_img),
                                lambda: F.interpolate(imgg, scale_factor=2, mode="nearest").backward(g_img)),
         "mul": (lambda: jitops.mul(xg, yg).sum().backward(), lambda: torch.mul(xg, yg).sum().backward()),
+        "take": (lambda: jitops.take(xg, flat).sum().backward(), lambda: torch.take(xg, flat).sum().backward()),
+        "index_copy_": (lambda: jitops.index_copy_(acc.clone(), 0, unique, srcg).sum().backward(),
+                        lambda: acc_ref.clone().index_copy_(0, unique, srcg).sum().backward()),
+        "index_fill_": (lambda: jitops.index_fill_(xg.clone(), 0, idx, 1.5).sum().backward(),
+                        lambda: xg.clone().index_fill_(0, idx, 1.5).sum().backward()),
+        "scatter_reduce_": (lambda: jitops.scatter_reduce_(acc.clone(), 0, sidx, srcg, "amax").sum().backward(),
+                            lambda: acc_ref.clone().scatter_reduce_(0, sidx, srcg, "amax").sum().backward()),
+        "upsample_nearest2d_backward": (
+            lambda: jitops.upsample_nearest2d_backward(gimgg, (1, 2, 8, 8), scale_factor=2).sum().backward(),
+            lambda: torch.ops.aten.upsample_nearest2d_backward(gimgg, [16, 16], [1, 2, 8, 8], 2.0, 2.0).sum().backward()),
+        "add": (lambda: jitops.add(xg, yg).sum().backward(), lambda: torch.add(xg, yg).sum().backward()),
+        "div": (lambda: jitops.div(xg, ygp).sum().backward(), lambda: torch.div(xg, ygp).sum().backward()),
     }
     return forward, backward
 
