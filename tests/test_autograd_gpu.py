@@ -346,7 +346,8 @@ def test_the_cpp_nodes_take_the_eager_calls_they_list(name, autograd_path):
 def test_index_writes_and_take_run_native_entries_with_pytorchs_gradients():
     """index_copy_ and index_fill_ under the C++ nodes write through _core's native entry (one launch) and
     their backward zeroes the written entries of a copy of the gradient natively (index_copy_'s source: one
-    gather more); take's backward adds into zeros natively, negative indices counted from the end. Values and
+    gather more); take gathers natively from a contiguous x (a transposed one: the Python call) and its
+    backward adds into zeros natively, negative indices counted from the end. Values and
     gradients against PyTorch's on random data, and again under create_graph (the backward's ops recorded)."""
     previous = _core._set_cpp_autograd(True)
     try:
@@ -360,9 +361,11 @@ def test_index_writes_and_take_run_native_entries_with_pytorchs_gradients():
             "index_fill_": (lambda: jitops.index_fill_(s * 1, 1, cols.int(), -2.5),
                             lambda: (s * 1).index_fill_(1, cols, -2.5), [s], 1, 1),
             "take": (lambda: jitops.take(x, index([[5, -1], [119, 0], [-120, 7]])),
-                     lambda: torch.take(x, index([[5, 119], [119, 0], [0, 7]])), [x], 0, 1),
+                     lambda: torch.take(x, index([[5, 119], [119, 0], [0, 7]])), [x], 1, 1),
             "take axis": (lambda: jitops.take(x, index([3, -1, 3]), axis=-2),
-                          lambda: torch.index_select(x, 1, index([3, 4, 3])), [x], 0, 1),
+                          lambda: torch.index_select(x, 1, index([3, 4, 3])), [x], 1, 1),
+            "take, x transposed": (lambda: jitops.take(x.transpose(0, 2), index([[5, -1]]).int()),
+                                   lambda: torch.take(x.transpose(0, 2), index([[5, 119]])), [x], 0, 1),
         }
         for name, (ours, theirs, leaves, forward_launches, backward_launches) in calls.items():
             before = _core._native_launches()

@@ -130,10 +130,14 @@ int native_select(int kind, const TensorDesc* x, int64_t dim, const TensorDesc* 
     IndexErrorSlot* slot = nullptr;
     if (!index_slot(x->device, slot)) return 1;
     // The op's own checks (dim, index dtype and shape): a forward's arguments come as the user gave them.
+    std::optional<int64_t> axis;
+    if (kind == kCoreNativeTake && dim != kCoreNativeFlat) axis = dim;
     const std::vector<int64_t> shape = kind == kCoreNativeAlongDim ? index_select_shape(*x, dim, *index)
+                                       : kind == kCoreNativeTake   ? take_shape(*x, *index, axis)
                                                                    : gather_shape(*x, dim, *index);
     if (!std::equal(shape.begin(), shape.end(), out->shape, out->shape + out->ndim)) return 1;
     const GatherProblem problem = kind == kCoreNativeAlongDim ? index_select_problem(*out, *x, dim, *index)
+                                  : kind == kCoreNativeTake   ? take_problem(*out, *x, *index, axis)
                                                               : gather_problem(*out, *x, dim, *index);
     LaunchPlan plan;
     if (plan_gather(problem, device_context(x->device).info(), slot, plan)) run(&plan, 1, x->device, stream);

@@ -14,6 +14,7 @@
 // memory); -1 with a message in `error`.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "runtime/tensor_desc.h"
 
@@ -22,9 +23,12 @@ namespace jitops {
 constexpr int kCoreNativeVersion = 4;
 
 enum CoreNativeBinary : int { kCoreNativeMul = 0, kCoreNativeDiv = 1, kCoreNativeAdd = 2, kCoreNativeSub = 3 };
-// The two indexings of select and add: an index along a dim (index_select,
-// index_add_) or an index of the operand's rank (gather, scatter_add_).
-enum CoreNativeIndexing : int { kCoreNativeAlongDim = 0, kCoreNativeElementwise = 1 };
+// The indexings of select and add: an index along a dim (index_select,
+// index_add_), an index of the operand's rank (gather, scatter_add_), or
+// numpy.take's (select only: along the axis `dim`, or of the flattened operand
+// where dim is kCoreNativeFlat; negative indices wrap).
+enum CoreNativeIndexing : int { kCoreNativeAlongDim = 0, kCoreNativeElementwise = 1, kCoreNativeTake = 2 };
+constexpr int64_t kCoreNativeFlat = INT64_MIN;
 
 struct CoreNativeApi {
   int version;  // kCoreNativeVersion
@@ -38,7 +42,7 @@ struct CoreNativeApi {
   // five of one floating dtype (1 otherwise: the caller then makes two products).
   int (*mul_gradients)(const TensorDesc* g, const TensorDesc* x, const TensorDesc* y, const TensorDesc* gx,
                        const TensorDesc* gy, void* stream, char* error, size_t error_size);
-  // out = index_select(x, dim, index) or gather(x, dim, index), into the
+  // out = index_select(x, dim, index), gather(x, dim, index) or take(x, index, axis=dim), into the
   // caller's `out` of the op's shape and x's dtype (checked: 1 where the
   // arguments do not make that shape, or the op's checks fail).
   int (*select)(int kind, const TensorDesc* x, int64_t dim, const TensorDesc* index, const TensorDesc* out,

@@ -376,6 +376,31 @@ at::Tensor forward_selected(bool gather, const at::Tensor& x, int64_t dim, const
   }
 }
 
+at::Tensor forward_taken(const at::Tensor& x, const at::Tensor& indices, std::optional<int64_t> axis) {
+  const jitops::CoreNativeApi* api = forward_entries();
+  jitops::TensorDesc dx, di, dout;
+  // Contiguous operands only, as forward_selected; an axis out of range: the Python call raises.
+  if (!api || !x.is_contiguous() || !indices.is_contiguous() || !describe_indexed(x, indices, dx, di)) return {};
+  std::vector<int64_t> shape = indices.sizes().vec();
+  if (axis) {
+    if (x.dim() == 0 || *axis < -x.dim() || *axis >= x.dim()) return {};
+    const int64_t a = wrapped_dim(*axis, x.dim());
+    shape.insert(shape.begin(), x.sizes().begin(), x.sizes().begin() + a);
+    shape.insert(shape.end(), x.sizes().begin() + a + 1, x.sizes().end());
+  }
+  at::AutoGradMode no_grad(false);
+  at::Tensor out = at::empty(shape, x.options());
+  char error[512] = "";
+  try {
+    if (describe(out, dout) && ran(api->select(jitops::kCoreNativeTake, &dx, axis ? *axis : jitops::kCoreNativeFlat,
+                                               &di, &dout, current_stream(dx.device), error, sizeof(error)),
+                                   error))
+      return out;
+  } catch (const std::exception&) {  // the Python call raises the op's message
+  }
+  return {};
+}
+
 at::Tensor forward_upsampled(const at::Tensor& x, const std::vector<double>& scale) {
   const jitops::CoreNativeApi* api = forward_entries();
   if (!api || scale.empty() ||

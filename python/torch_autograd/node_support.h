@@ -7,6 +7,7 @@
 #include <torch/csrc/autograd/functions/utils.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,8 @@ bool jit_mul_gradients(const at::Tensor& g, const at::Tensor& x, const at::Tenso
 at::Tensor forward_binary(int op, const at::Tensor& a, const at::Tensor& b, const at::IValue& number);
 // index_select (gather: gather) of x along dim at index, likewise: contiguous operands only.
 at::Tensor forward_selected(bool gather, const at::Tensor& x, int64_t dim, const at::Tensor& index);
+// take(x, indices, axis) (numpy's: negative indices wrap; axis empty: of the flattened x), likewise.
+at::Tensor forward_taken(const at::Tensor& x, const at::Tensor& indices, std::optional<int64_t> axis);
 // upsample_nearest2d of x by `scale` (h, w), likewise: x contiguous or channels-last (the result laid out as x).
 at::Tensor forward_upsampled(const at::Tensor& x, const std::vector<double>& scale);
 // self.index_add_(dim, index, source) (alpha 1) or self.scatter_add_(dim, index, source) in place, likewise,

@@ -149,7 +149,8 @@ PyObject* take(PyObject* const* p) {
   node->axis = flat ? 0 : wrapped_dim(axis, x.dim());
   node->shape = x.sizes().vec();
   node->index_ = SavedVariable(tensor(p[1]), false);
-  return run_forward(node, core().take, {p[0], p[1], or_none(p[2])});
+  const at::Tensor out = forward_taken(x, tensor(p[1]), flat ? std::nullopt : std::optional<int64_t>(axis));
+  return run_forward_native(node, out, core().take, {p[0], p[1], or_none(p[2])});
 }
 
 // ---------------------------------------------------------------------------- upsample_nearest2d and its backward
