@@ -50,10 +50,12 @@ ElementwiseOperation builtin_operation(int op) {
     case kEwMaximum: e.name = "maximum"; expr = "const C a = C(x), b = C(y); z = Z((a != a || a > b) ? a : b);"; break;
     case kEwMinimum: e.name = "minimum"; expr = "const C a = C(x), b = C(y); z = Z((a != a || a < b) ? a : b);"; break;
     case kEwMulGradients:
-      e.name = "mul_gradients";
+    case kEwDivGradients:
+      e.name = op == kEwMulGradients ? "mul_gradients" : "div_gradients";
       e.param_names = {"g", "x", "y", "gx", "gy"};
       e.inputs = 3;
-      expr = "const C c = C(g); gx = Z(c * C(y)); gy = Z(c * C(x));";
+      expr = op == kEwMulGradients ? "const C c = C(g); gx = Z(c * C(y)); gy = Z(c * C(x));"
+                                   : "const C c = C(g), b = C(y); gx = Z(c / b); gy = Z(-c * ((C(x) / b) / b));";
       break;
     default: throw std::logic_error("unknown elementwise built-in " + std::to_string(op));
   }

@@ -30,9 +30,12 @@ struct ElementwiseSpecFields {
   };
 };
 
-// kEwMulGradients: mul's two gradients from one read of the upstream gradient, (g, x, y) -> (g * y, g * x):
-// the C++ autograd node's backward in one launch instead of two (python/bindings/core_native.h).
-enum ElementwiseBuiltin : int { kEwAdd = 1, kEwSub, kEwMul, kEwDiv, kEwMaximum, kEwMinimum, kEwMulGradients };
+// kEwMulGradients, kEwDivGradients: mul's and div's two gradients from one read of the upstream gradient,
+// (g, x, y) -> (g * y, g * x) or (g / y, -g * ((x / y) / y)) (PyTorch's formulas, in one rounding): the C++
+// autograd nodes' backward in one launch instead of two or five (python/bindings/core_native.h).
+enum ElementwiseBuiltin : int {
+  kEwAdd = 1, kEwSub, kEwMul, kEwDiv, kEwMaximum, kEwMinimum, kEwMulGradients, kEwDivGradients
+};
 
 // The first id of user operations; built-ins are below it.
 constexpr int kFirstUserOperation = 1000;

@@ -468,25 +468,33 @@ def _poison_free_blocks(count, nbytes):
     del blocks
 
 
+@pytest.mark.parametrize("op", ["mul", "div"])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16])
-def test_mul_gradients_come_from_one_launch(dtype):
-    """mul's backward with both gradients needed and one dtype throughout makes g * y and g * x in one launch
-    (reading the upstream gradient once), into poisoned outputs, with PyTorch's values and layouts: same
-    shapes, a broadcast operand (its gradient summed), channels-last, odd sizes, and the expanded gradient of
-    .sum(). Mixed dtypes take two products; one gradient needed takes one."""
+def test_mul_and_div_gradients_come_from_one_launch(op, dtype):
+    """mul's and div's backward with both gradients needed and one dtype throughout makes both gradients in
+    one launch (reading the upstream gradient once), into poisoned outputs, with PyTorch's values and layouts:
+    same shapes, a broadcast operand (its gradient summed), channels-last, odd sizes, and the expanded
+    gradient of .sum(). Mixed dtypes make them apart (mul: two products; div: a quotient, then its own
+    formula's four launches); one gradient needed makes one."""
     previous = _core._set_cpp_autograd(True)
     try:
         if not _core._cpp_autograd_active():
             pytest.skip("jitops._torch_autograd was not built")
+        ours, theirs = getattr(jitops, op), getattr(torch, op)
+
+        def divisor(*shape, seed, dtype=dtype):  # in [1, 4] or so: quotients of moderate size
+            return (rand(*shape, dtype=dtype, seed=seed).detach().abs() + 1).requires_grad_()
+
+        second = divisor if op == "div" else lambda *shape, seed, dtype=dtype: rand(*shape, dtype=dtype, seed=seed)
         cl = lambda t: t.detach().to(memory_format=torch.channels_last).requires_grad_()  # noqa: E731
         cases = {
-            "same shape": (rand(5, 7, 333, dtype=dtype), rand(5, 7, 333, dtype=dtype, seed=1)),
-            "y broadcast": (rand(6, 1001, dtype=dtype), rand(1001, dtype=dtype, seed=1)),
-            "both broadcast": (rand(9, 1, dtype=dtype), rand(1, 77, dtype=dtype, seed=1)),
-            "channels-last": (cl(rand(2, 3, 17, 5, dtype=dtype)), rand(3, 1, 1, dtype=dtype, seed=1)),
+            "same shape": (rand(5, 7, 333, dtype=dtype), second(5, 7, 333, seed=1)),
+            "y broadcast": (rand(6, 1001, dtype=dtype), second(1001, seed=1)),
+            "both broadcast": (rand(9, 1, dtype=dtype), second(1, 77, seed=1)),
+            "channels-last": (cl(rand(2, 3, 17, 5, dtype=dtype)), second(3, 1, 1, seed=1)),
         }
         for name, (x, y) in cases.items():
-            z = jitops.mul(x, y)
+            z = ours(x, y)
             upstream = torch.randn(z.shape, device=DEVICE, dtype=dtype).to(memory_format=torch.channels_last
                                                                              if name == "channels-last" else
                                                                              torch.contiguous_format)
@@ -494,24 +502,28 @@ def test_mul_gradients_come_from_one_launch(dtype):
             before = _core._native_launches()
             gx, gy = torch.autograd.grad(z, [x, y], upstream)
             assert _core._native_launches() - before == 1, name
-            tx, ty = torch.autograd.grad(torch.mul(x, y), [x, y], upstream)
+            tx, ty = torch.autograd.grad(theirs(x, y), [x, y], upstream)
             torch.testing.assert_close(gx, tx, rtol=RTOL[dtype], atol=RTOL[dtype], msg=name)
             torch.testing.assert_close(gy, ty, rtol=RTOL[dtype], atol=RTOL[dtype] * 10, msg=name)
             assert gx.stride() == tx.stride() and gy.stride() == ty.stride(), name
-        x, y = rand(4, 300, dtype=dtype), rand(4, 300, dtype=dtype, seed=2)
+        x, y = rand(4, 300, dtype=dtype), second(4, 300, seed=2)
         before = _core._native_launches()
-        jitops.mul(x, y).sum().backward()  # .sum()'s gradient, expanded (strides 0)
+        ours(x, y).sum().backward()  # .sum()'s gradient, expanded (strides 0)
         assert _core._native_launches() - before == 2, "the forward and one backward launch"
-        torch.testing.assert_close(x.grad, y.detach())
-        torch.testing.assert_close(y.grad, x.detach())
-        (gx,) = torch.autograd.grad(jitops.mul(x, y.detach()), [x], torch.ones(4, 300, device=DEVICE, dtype=dtype))
-        torch.testing.assert_close(gx, y.detach())
-        other = torch.float32 if dtype != torch.float32 else torch.float64
-        w = rand(4, 300, dtype=other, seed=3)
+        tx, ty = torch.autograd.grad(theirs(x, y).sum(), [x, y])
+        torch.testing.assert_close(x.grad, tx, rtol=RTOL[dtype], atol=RTOL[dtype])
+        torch.testing.assert_close(y.grad, ty, rtol=RTOL[dtype], atol=RTOL[dtype])
+        ones = torch.ones(4, 300, device=DEVICE, dtype=dtype)
         before = _core._native_launches()
-        gx, gw = torch.autograd.grad(jitops.mul(x, w).sum(), [x, w])
-        assert _core._native_launches() - before == 3, "mixed dtypes: the forward and two products"
-        tx, tw = torch.autograd.grad(torch.mul(x, w).sum(), [x, w])
+        (gx,) = torch.autograd.grad(ours(x, y.detach()), [x], ones)
+        assert _core._native_launches() - before == 2, "the forward and one gradient"
+        torch.testing.assert_close(gx, torch.autograd.grad(theirs(x, y.detach()), [x], ones)[0])
+        other = torch.float32 if dtype != torch.float32 else torch.float64
+        w = second(4, 300, seed=3, dtype=other)
+        before = _core._native_launches()
+        gx, gw = torch.autograd.grad(ours(x, w).sum(), [x, w])
+        assert _core._native_launches() - before == (3 if op == "mul" else 6), "mixed dtypes: made apart"
+        tx, tw = torch.autograd.grad(theirs(x, w).sum(), [x, w])
         torch.testing.assert_close(gx, tx)
         torch.testing.assert_close(gw, tw)
     finally:

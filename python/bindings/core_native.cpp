@@ -102,12 +102,13 @@ int native_binary(int operation, const TensorDesc* x, const TensorDesc* y, doubl
   });
 }
 
-int native_mul_gradients(const TensorDesc* g, const TensorDesc* x, const TensorDesc* y, const TensorDesc* gx,
-                         const TensorDesc* gy, void* stream, char* error, size_t error_size) {
+int native_binary_gradients(int operation, const TensorDesc* g, const TensorDesc* x, const TensorDesc* y,
+                            const TensorDesc* gx, const TensorDesc* gy, void* stream, char* error, size_t error_size) {
   return guarded(g->device, error, error_size, [&] {
     const TensorDesc* operands[] = {g, x, y, gx, gy};
+    if (operation != kCoreNativeMul && operation != kCoreNativeDiv) return 1;
     ElementwiseProblem p;
-    p.operation = kEwMulGradients;
+    p.operation = operation == kCoreNativeMul ? kEwMulGradients : kEwDivGradients;
     p.inputs = 3;
     p.outputs = 2;
     for (int k = 0; k < 5; ++k) {
@@ -204,7 +205,7 @@ int native_upsample(bool backward, const TensorDesc* in, const TensorDesc* out, 
   });
 }
 
-const CoreNativeApi kApi{kCoreNativeVersion, &native_binary, &native_mul_gradients, &native_select, &native_add, &native_index_write,
+const CoreNativeApi kApi{kCoreNativeVersion, &native_binary, &native_binary_gradients, &native_select, &native_add, &native_index_write,
                          &native_upsample,
                          &autotune_enabled};
 

@@ -37,11 +37,13 @@ struct CoreNativeApi {
   // `y_number` (`y_integral`: a Python int, held exactly in `y_int`).
   int (*binary)(int operation, const TensorDesc* x, const TensorDesc* y, double y_number, bool y_integral,
                 int64_t y_int, const TensorDesc* out, void* stream, char* error, size_t error_size);
-  // mul's two gradients in one launch: gx = g * y and gy = g * x, g, x and y
-  // numpy-broadcast into gx's and gy's shape (both the broadcast shape); all
-  // five of one floating dtype (1 otherwise: the caller then makes two products).
-  int (*mul_gradients)(const TensorDesc* g, const TensorDesc* x, const TensorDesc* y, const TensorDesc* gx,
-                       const TensorDesc* gy, void* stream, char* error, size_t error_size);
+  // mul's or div's two gradients in one launch (operation kCoreNativeMul or
+  // kCoreNativeDiv): gx = g * y and gy = g * x, or gx = g / y and
+  // gy = -g * ((x / y) / y); g, x and y numpy-broadcast into gx's and gy's
+  // shape (both the broadcast shape); all five of one floating dtype (1
+  // otherwise: the caller then makes the gradients apart).
+  int (*binary_gradients)(int operation, const TensorDesc* g, const TensorDesc* x, const TensorDesc* y,
+                          const TensorDesc* gx, const TensorDesc* gy, void* stream, char* error, size_t error_size);
   // out = index_select(x, dim, index), gather(x, dim, index) or take(x, index, axis=dim), into the
   // caller's `out` of the op's shape and x's dtype (checked: 1 where the
   // arguments do not make that shape, or the op's checks fail).

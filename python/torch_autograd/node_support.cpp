@@ -330,20 +330,24 @@ at::Tensor jit_div(const at::Tensor& a, const at::IValue& number) {
 }
 at::Tensor jit_neg(const at::Tensor& a) { return jit_mul(a, at::IValue(int64_t(-1))); }
 
-bool jit_mul_gradients(const at::Tensor& g, const at::Tensor& x, const at::Tensor& y, at::Tensor& gx, at::Tensor& gy) {
+bool jit_binary_gradients(bool divide, const at::Tensor& g, const at::Tensor& x, const at::Tensor& y,
+                          at::Tensor& gx, at::Tensor& gy) {
   const jitops::CoreNativeApi* api = core_entries();
   jitops::TensorDesc dg, dx, dy, dgx, dgy;
   if (!api || !describe(g, dg) || !describe(x, dx) || !describe(y, dy) || dx.device != dg.device ||
       dy.device != dg.device || x.scalar_type() != g.scalar_type() || y.scalar_type() != g.scalar_type())
     return false;
-  // Each product laid out as its own call would make it (g * y, g * x), in g's shape: the forward's result's.
+  // Each gradient laid out as its own call would make it (g * y, g * x; g / y, g * x), in g's shape: the
+  // forward's result's.
   const at::IntArrayRef shape = g.sizes();
   if (at::infer_size(x.sizes(), y.sizes()) != shape.vec()) return false;
   at::Tensor ox = at::empty(shape, g.options().memory_format(product_format(g, y, shape)));
   at::Tensor oy = at::empty(shape, g.options().memory_format(product_format(g, x, shape)));
   if (!describe(ox, dgx) || !describe(oy, dgy)) return false;
   char error[512] = "";
-  if (!ran(api->mul_gradients(&dg, &dx, &dy, &dgx, &dgy, current_stream(dg.device), error, sizeof(error)), error))
+  const int op = divide ? jitops::kCoreNativeDiv : jitops::kCoreNativeMul;
+  if (!ran(api->binary_gradients(op, &dg, &dx, &dy, &dgx, &dgy, current_stream(dg.device), error, sizeof(error)),
+           error))
     return false;
   gx = std::move(ox);
   gy = std::move(oy);

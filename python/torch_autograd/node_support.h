@@ -81,9 +81,10 @@ at::Tensor jit_mul(const at::Tensor& a, const at::IValue& number);
 at::Tensor jit_div(const at::Tensor& a, const at::Tensor& b);
 at::Tensor jit_div(const at::Tensor& a, const at::IValue& number);
 at::Tensor jit_neg(const at::Tensor& a);
-// mul's gradients g * y and g * x from one launch (g, x and y of one floating dtype, no graph recorded);
-// false where the caller must make the two products apart.
-bool jit_mul_gradients(const at::Tensor& g, const at::Tensor& x, const at::Tensor& y, at::Tensor& gx, at::Tensor& gy);
+// mul's gradients g * y and g * x (divide: div's, g / y and -g * ((x / y) / y)) from one launch (g, x and y
+// of one floating dtype, no graph recorded); false where the caller must make them apart.
+bool jit_binary_gradients(bool divide, const at::Tensor& g, const at::Tensor& x, const at::Tensor& y,
+                          at::Tensor& gx, at::Tensor& gy);
 
 // ---------------------------------------------------------------- forward pieces
 

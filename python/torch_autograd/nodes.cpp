@@ -221,15 +221,15 @@ struct BinaryBackward : Node {
       if (want_y) gy = op == kAdd ? g : jit_neg(g);
     } else {
       const at::Tensor x = x_.unpack(), y = y_.unpack();
-      if (op == kMul) {
-        // Both gradients from one launch where it applies: the upstream gradient read once (NOTES 93).
-        if (!(want_x && want_y && jit_mul_gradients(g, x, y, gx, gy))) {
+      // Both gradients from one launch where it applies: the upstream gradient read once (NOTES 93).
+      if (!(want_x && want_y && jit_binary_gradients(op == kDiv, g, x, y, gx, gy))) {
+        if (op == kMul) {
           if (want_x) gx = jit_mul(g, y);
           if (want_y) gy = jit_mul(g, x);
+        } else {
+          if (want_x) gx = jit_div(g, y);
+          if (want_y) gy = jit_neg(jit_div(jit_mul(g, x), jit_mul(y, y)));
         }
-      } else {
-        if (want_x) gx = jit_div(g, y);
-        if (want_y) gy = jit_neg(jit_div(jit_mul(g, x), jit_mul(y, y)));
       }
     }
     if (want_x && gx.defined()) out[0] = to_input(gx, x_shape, x_dtype);
