@@ -135,10 +135,6 @@ bool ran(int rc, const char* error) {
   return rc == 0;
 }
 
-// a * b or a / b (b a tensor, or the number `number` when b is undefined) through _core's native entry: the
-// result laid out as TensorIterator lays it (channels-last when an operand of the result's shape is), on
-// PyTorch's current stream. Undefined when the call must take the Python path: a graph is being recorded
-// (create_graph), a dtype or device jitops does not compute natively, or an error a kernel recorded is pending.
 // The layout TensorIterator gives a @ b's result of `shape`: channels-last when an operand of that shape is.
 at::MemoryFormat product_format(const at::Tensor& a, const at::Tensor& b, at::IntArrayRef shape) {
   at::MemoryFormat format = at::MemoryFormat::Contiguous;
@@ -147,6 +143,10 @@ at::MemoryFormat product_format(const at::Tensor& a, const at::Tensor& b, at::In
   return format;
 }
 
+// a op b (`op` a jitops::CoreNativeBinary; b a tensor, or the number `number` when b is undefined) through
+// _core's native entry: the result laid out as TensorIterator lays it (channels-last when an operand of the
+// result's shape is), on PyTorch's current stream. Undefined when the call must take the Python path: a graph is being recorded
+// (create_graph), a dtype or device jitops does not compute natively, or an error a kernel recorded is pending.
 at::Tensor native_binary(int op, const at::Tensor& a, const at::Tensor& b, const at::IValue& number) {
   const jitops::CoreNativeApi* api = core_entries();
   if (!api) return {};
