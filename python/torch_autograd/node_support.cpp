@@ -135,18 +135,32 @@ bool ran(int rc, const char* error) {
   return rc == 0;
 }
 
+// A Python number as the native entries take it: its value as a double, whether it is integral (int or
+// bool), and an integral one exactly.
+struct NumberParts {
+  double value;
+  bool integral;
+  int64_t exact;
+};
+NumberParts number_parts(const at::IValue& n) {
+  return {n.isDouble() ? n.toDouble() : n.isInt() ? double(n.toInt()) : double(n.isBool() && n.toBool()),
+          !n.isDouble(), n.isInt() ? n.toInt() : n.isBool() ? int64_t(n.toBool()) : 0};
+}
+
 // The layout TensorIterator gives a @ b's result of `shape`: channels-last when an operand of that shape is.
 at::MemoryFormat product_format(const at::Tensor& a, const at::Tensor& b, at::IntArrayRef shape) {
   at::MemoryFormat format = at::MemoryFormat::Contiguous;
   for (const at::Tensor* t : {&a, &b})
-    if (t->defined() && t->sizes() == shape && t->suggest_memory_format() != format) format = t->suggest_memory_format();
+    if (t->defined() && t->sizes() == shape && t->suggest_memory_format() != format)
+      format = t->suggest_memory_format();
   return format;
 }
 
 // a op b (`op` a jitops::CoreNativeBinary; b a tensor, or the number `number` when b is undefined) through
 // _core's native entry: the result laid out as TensorIterator lays it (channels-last when an operand of the
-// result's shape is), on PyTorch's current stream. Undefined when the call must take the Python path: a graph is being recorded
-// (create_graph), a dtype or device jitops does not compute natively, or an error a kernel recorded is pending.
+// result's shape is), on PyTorch's current stream. Undefined when the call must take the Python path: a graph
+// is being recorded (create_graph), a dtype or device jitops does not compute natively, or an error a kernel
+// recorded is pending.
 at::Tensor native_binary(int op, const at::Tensor& a, const at::Tensor& b, const at::IValue& number) {
   const jitops::CoreNativeApi* api = core_entries();
   if (!api) return {};
@@ -157,12 +171,9 @@ at::Tensor native_binary(int op, const at::Tensor& a, const at::Tensor& b, const
   const std::vector<int64_t> shape = b.defined() ? at::infer_size(a.sizes(), b.sizes()) : a.sizes().vec();
   at::Tensor out = at::empty(shape, a.options().dtype(result).memory_format(product_format(a, b, shape)));
   if (!describe(out, dout)) return {};
-  const double value = number.isDouble() ? number.toDouble() : number.isInt() ? double(number.toInt())
-                                                             : double(number.isBool() && number.toBool());
-  const bool integral = !number.isDouble();
-  const int64_t exact = number.isInt() ? number.toInt() : number.isBool() ? int64_t(number.toBool()) : 0;
+  const NumberParts num = number_parts(number);
   char error[512] = "";
-  return ran(api->binary(op, &da, b.defined() ? &db : nullptr, value, integral, exact, &dout,
+  return ran(api->binary(op, &da, b.defined() ? &db : nullptr, num.value, num.integral, num.exact, &dout,
                          current_stream(da.device), error, sizeof(error)), error)
              ? out
              : at::Tensor();
@@ -270,11 +281,9 @@ bool native_index_written(const jitops::CoreNativeApi* api, const at::Tensor& se
   if (!describe_indexed(self, index, ds, di)) return false;
   if (source.defined() && (!describe(source, dsrc) || dsrc.device != ds.device)) return false;
   if (!source.defined() && !(value.isDouble() || value.isInt() || value.isBool())) return false;
-  const double v = value.isDouble() ? value.toDouble() : value.isInt() ? double(value.toInt())
-                                                       : double(value.isBool() && value.toBool());
-  const int64_t exact = value.isInt() ? value.toInt() : value.isBool() ? int64_t(value.toBool()) : 0;
+  const NumberParts num = number_parts(value);
   char error[512] = "";
-  return ran(api->index_write(&ds, dim, &di, source.defined() ? &dsrc : nullptr, v, !value.isDouble(), exact,
+  return ran(api->index_write(&ds, dim, &di, source.defined() ? &dsrc : nullptr, num.value, num.integral, num.exact,
                               current_stream(ds.device), error, sizeof(error)),
              error);
 }
