@@ -424,6 +424,15 @@ def test_only_the_gradients_asked_for_are_computed(autograd_path):
     s, src = rand(5, 3), rand(2, 3, seed=2)
     (gsrc,) = torch.autograd.grad(jitops.index_add_(s * 1, 0, index([4, 1]), src, alpha=2).sum(), src)
     torch.testing.assert_close(gsrc, torch.full((2, 3), 2.0, device=DEVICE))
+    rows = index([[0, 4, 4], [2, 2, 0]])
+    for reduce in ("sum", "mean", "amax"):  # each side alone, include_self=False: PyTorch's values
+        ours = jitops.scatter_reduce_(s * 1, 0, rows, src, reduce, include_self=False)
+        theirs = (s * 1).scatter_reduce_(0, rows, src, reduce, include_self=False)
+        for leaf in (s, src):
+            upstream = torch.randn(5, 3, device=DEVICE)
+            (g,) = torch.autograd.grad(ours, leaf, upstream, retain_graph=True)
+            (e,) = torch.autograd.grad(theirs, leaf, upstream, retain_graph=True)
+            torch.testing.assert_close(g, e, msg=f"{reduce} {tuple(leaf.shape)}")
 
 
 def test_backward_products_take_the_native_entry_and_pending_errors_still_raise():

@@ -451,16 +451,17 @@ struct ScatterReduceBackward : Node {
     const at::Tensor& g = grads[0];
     if (!g.defined()) return out;
     const at::Tensor index = index_.unpack();
-    at::Tensor grad_self, grad_src;
+    const bool want_self = task_should_compute_output(0), want_src = task_should_compute_output(1);
+    at::Tensor grad_self, grad_src;  // only those asked for (a GNN's zeros self needs none)
     if (reduction == kSum) {
       grad_self = g;
-      grad_src = selected(true, g, dim, index);
+      if (want_src) grad_src = selected(true, g, dim, index);
     } else if (reduction == kMean) {
       at::Tensor n = include_self ? at::ones_like(g) : at::zeros_like(g);
       n = added_into(n, true, dim, index, at::ones(index.sizes(), g.options()));
       n.masked_fill_(n == 0, 1);
       grad_self = jit_div(g, n);
-      grad_src = selected(true, grad_self, dim, index);
+      if (want_src) grad_src = selected(true, grad_self, dim, index);
     } else {  // amax, amin: shared equally between the values that reached the result
       const at::Tensor result = result_.unpack(shared_from_this()), old_self = old_self_.unpack();
       at::Tensor src_window = src_.unpack();
@@ -470,12 +471,11 @@ struct ScatterReduceBackward : Node {
       const at::Tensor src_is_result = (src_window == value).to(g.scalar_type());
       const at::Tensor n = added_into(self_is_result.clone(), true, dim, index, src_is_result);
       const at::Tensor distributed = jit_div(g, n);
-      grad_self = jit_mul(self_is_result, distributed);
-      grad_src = jit_mul(src_is_result, selected(true, distributed, dim, index));
+      if (want_self) grad_self = jit_mul(self_is_result, distributed);
+      if (want_src) grad_src = jit_mul(src_is_result, selected(true, distributed, dim, index));
     }
-    if (!include_self) grad_self = grad_self.scatter(dim, index, 0);
-    if (task_should_compute_output(0)) out[0] = grad_self;
-    if (task_should_compute_output(1)) out[1] = padded_to(grad_src, src_shape);
+    if (want_self) out[0] = include_self ? grad_self : grad_self.scatter(dim, index, 0);
+    if (want_src) out[1] = padded_to(grad_src, src_shape);
     return out;
   }
   void release_variables() override {
