@@ -15,19 +15,27 @@ int64_t x_span_bytes(const GatherProblem& p) {
 
 // Rows first where each row is one index value and the index is the same along
 // it (a row is one slice of x: index_select, take along an outer dim), the grid
-// spans more than one wave and 4 row groups (10 sorted values in 2 groups ran
-// 7% slower rows first: repeats next to each other meet in one group anyway),
-// and x more than a quarter of L2 (a smaller x stays in L2 in any order), so
-// that blocks running together share what they read, when either
+// spans more than one wave and has 2 rows of blocks or more, and x more than a
+// quarter of L2 (a smaller x stays in L2 in any order), so that blocks running
+// together share what they read, when either
 // - x's rows lie closer together than its columns (a transposed x): the rows
 //   of one column range read neighbouring addresses; or
 // - the index has more rows than x's indexed dim, so that values repeat, over
 //   slices of 8 blocks or more: the repeats of a value find its slice's column
 //   range in L2 (97 random rows of 32, 2.6 MB each: DRAM reads 220 -> 79 MB,
 //   as PyTorch's).
+// With 2 or 3 rows of blocks, columns first read each value's slice once a
+// row of blocks. Over the 28 sweep plans of seeds 100-909 with more values
+// than x's indexed dim and 2 or 3 rows of blocks (H100, NOTES 94), rows first
+// ran 1.10x faster in geomean, 17 by 2% to 1.90x (int64 (32x2097152)
+// transposed, 47 values: 1715 -> 905 us; seed 906's complex128, 54 values of
+// 32: 542 -> 461 us), 5 slower by 3% to 6%: sorted values, whose repeats meet
+// in one row of blocks anyway (seed 722's float16, 73.2 -> 77.3 us, still
+// 1.10x PyTorch's), and one int8. The 4 transposed x's with fewer values
+// than rows: 1.15x to 1.57x faster (seed 507's uint16, 199.5 -> 127.3 us).
 bool slices_rows_first(const GatherProblem& p, const LaunchShape& shape, const DeviceInfo& device, int threads) {
   const IterationSpace& s = p.space;
-  if (s.strides[kIndex][0] == 0 || s.strides[kIndex][1] != 0 || shape.grid[0] < 2 || shape.grid[1] < 4) return false;
+  if (s.strides[kIndex][0] == 0 || s.strides[kIndex][1] != 0 || shape.grid[0] < 2 || shape.grid[1] < 2) return false;
   const int64_t wave = int64_t(device.sm_count) * std::max(1, device.max_threads_per_sm / threads);
   if (int64_t(shape.grid[0]) * shape.grid[1] <= wave) return false;
   if (x_span_bytes(p) < device.l2_bytes / 4) return false;
