@@ -17,6 +17,14 @@
 
 namespace jitops {
 
+// An index as the kernels use it: negative ones moved up by p.index_wrap (a
+// select, no branch), so that equal destinations compare equal from here on.
+template <typename IndexT, typename P>
+__device__ __forceinline__ IndexT load_scatter_index(const P& p, const IndexT* at) {
+  const IndexT raw = load_readonly(at);
+  return raw < 0 ? IndexT(raw + p.index_wrap) : raw;
+}
+
 template <typename T, int Vec>
 __device__ __forceinline__ Pack<T, Vec> load_pack(const T* p) {
   typedef typename UnitOf<sizeof(T) * Vec>::type Raw;
@@ -574,7 +582,7 @@ __device__ __forceinline__ void scatter_linear(const P& p) {
       raw[k] = 0;
       if (valid[k]) {
         scatter_offsets<Dims, Generic>(p, i, off[k]);
-        raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]);
+        raw[k] = load_scatter_index(p, static_cast<const IndexT*>(p.index) + off[k][2]);
       }
     }
     scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, LanesMayShare, LanesMayShare, false, false, false>(
@@ -620,7 +628,7 @@ __device__ __forceinline__ void scatter_2d(const P& p) {
       off[k][1] = col_off[1] + row * p.src_strides[0];
       off[k][2] = col_off[2] + row * p.index_strides[0];
       off[k][3] = col_off[3] + row * p.counts_strides[0];
-      raw[k] = valid[k] ? load_readonly(static_cast<const IndexT*>(p.index) + off[k][2]) : IndexT(0);
+      raw[k] = valid[k] ? load_scatter_index(p, static_cast<const IndexT*>(p.index) + off[k][2]) : IndexT(0);
     }
     scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, false, (LaneRuns == 1 || LaneRuns == 2 || LaneRuns == 4),
                   (LaneRuns == 2 || LaneRuns == 4), (LaneRuns == 3), (LaneRuns == 4)>(
@@ -668,7 +676,7 @@ __device__ __forceinline__ void scatter_det_keys(const P& p) {
   for (Linear u = (Linear)blockIdx.x * blockDim.x + threadIdx.x; u < p.numel; u += (Linear)gridDim.x * blockDim.x) {
     Stride off[4];
     scatter_offsets<Dims, Generic>(p, u, off);
-    const IndexT raw = load_readonly(static_cast<const IndexT*>(p.index) + off[2]);
+    const IndexT raw = load_scatter_index(p, static_cast<const IndexT*>(p.index) + off[2]);
     unsigned long long key = kNoKey;
     if ((uint64_t)(int64_t)raw < (uint64_t)p.axis_size) {
       const unsigned long long dest = (unsigned long long)(off[3] + (Stride)(int64_t)raw * p.counts_axis_stride);
@@ -697,7 +705,7 @@ __device__ __forceinline__ void scatter_det_reduce(const P& p) {
     if (s > 0 && p.keys[s - 1] != kNoKey && (p.keys[s - 1] >> 32) == dest) continue;  // not the run's first
     Stride off[4];
     scatter_offsets<Dims, Generic>(p, (Linear)(key & 0xFFFFFFFFull), off);
-    const IndexT raw = load_readonly(static_cast<const IndexT*>(p.index) + off[2]);
+    const IndexT raw = load_scatter_index(p, static_cast<const IndexT*>(p.index) + off[2]);
     T* self = static_cast<T*>(p.self) + off[0] + (Stride)(int64_t)raw * p.axis_stride;
     Acc acc = Acc(0);
     if (p.include_self) {

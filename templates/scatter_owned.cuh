@@ -58,7 +58,7 @@ __device__ __forceinline__ void scatter_owned(const P& p) {
       for (int k = 0; k < Unroll; ++k) {
         raw[k] = 0;
         if (valid[k]) {
-          raw[k] = load_readonly(index + off[k][2] + (Stride)t * index_step);
+          raw[k] = load_scatter_index(p, index + off[k][2] + (Stride)t * index_step);
           v[k] = load_pack<T, Vec>(src + off[k][1] + (Stride)t * src_step);
         }
       }

@@ -67,6 +67,15 @@ def poisoned_like(torch, shape, dtype, device):
     return t
 
 
+def poison_free_blocks(torch, device, count, nbytes):
+    """`count` blocks of `nbytes` filled with 0xA5 and handed back to PyTorch's caching allocator, which
+    gives freed blocks to the next allocations that fit: outputs made in C++ most likely start poisoned
+    (the allocator does not promise which block it picks)."""
+    torch.cuda.empty_cache()
+    blocks = [torch.full((nbytes,), 0xA5, dtype=torch.uint8, device=device) for _ in range(count)]
+    del blocks
+
+
 DTYPES = list(jitops.DTYPES)
 
 

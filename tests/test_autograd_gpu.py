@@ -16,6 +16,7 @@ F = torch.nn.functional
 import jitops  # noqa: E402
 from jitops import _core  # noqa: E402
 from jitops._torch import install  # noqa: E402
+from gpu_data import poison_free_blocks  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 install()
@@ -468,15 +469,6 @@ def test_backward_products_take_the_native_entry_and_pending_errors_still_raise(
         jitops.set_index_checks(checks)
 
 
-def _poison_free_blocks(count, nbytes):
-    """`count` blocks of `nbytes` filled with 0xA5 and handed back to PyTorch's caching allocator, which
-    gives freed blocks to the next allocations that fit: outputs made in C++ most likely start poisoned
-    (the allocator does not promise which block it picks)."""
-    torch.cuda.empty_cache()
-    blocks = [torch.full((nbytes,), 0xA5, dtype=torch.uint8, device=DEVICE) for _ in range(count)]
-    del blocks
-
-
 @pytest.mark.parametrize("op", ["mul", "div"])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16])
 def test_mul_and_div_gradients_come_from_one_launch(op, dtype):
@@ -507,7 +499,7 @@ def test_mul_and_div_gradients_come_from_one_launch(op, dtype):
             upstream = torch.randn(z.shape, device=DEVICE, dtype=dtype).to(memory_format=torch.channels_last
                                                                              if name == "channels-last" else
                                                                              torch.contiguous_format)
-            _poison_free_blocks(2, z.numel() * z.element_size())
+            poison_free_blocks(torch, DEVICE, 2, z.numel() * z.element_size())
             before = _core._native_launches()
             gx, gy = torch.autograd.grad(z, [x, y], upstream)
             assert _core._native_launches() - before == 1, name

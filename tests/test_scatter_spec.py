@@ -120,7 +120,7 @@ def params_of(report):
     class Params(ctypes.Structure):
         _fields_ = ([(n, ctypes.c_void_p) for n in ("self", "src", "index", "error", "counts")] +
                     [("numel", ctypes.c_uint32), ("ndim", ctypes.c_int32), ("op_code", ctypes.c_int32),
-                     ("axis_size", ctypes.c_int64)] +
+                     ("axis_size", ctypes.c_int64), ("index_wrap", ctypes.c_int64)] +
                     [(n, ctypes.c_int32) for n in ("axis_stride", "counts_axis_stride", "self_lo", "self_hi")] +
                     [("alpha", ctypes.c_double), ("alpha_int", ctypes.c_int64), ("include_self", ctypes.c_int32),
                      ("mean", ctypes.c_int32), ("keys", ctypes.c_void_p), ("value", ctypes.c_ubyte * 16),
@@ -132,7 +132,9 @@ def params_of(report):
 
     raw = report["params"]
     assert len(raw) == report["param_bytes"] == ctypes.sizeof(Params)
-    return Params.from_buffer_copy(raw)
+    params = Params.from_buffer_copy(raw)
+    assert params.index_wrap == 0  # negative indices wrap only in take's gradient (the C++ node's entry)
+    return params
 
 
 def walk(report):

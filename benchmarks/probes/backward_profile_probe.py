@@ -1,5 +1,5 @@
 """Where a tiny forward-plus-backward call's host time goes, jitops' C++ autograd nodes beside PyTorch's
-(issue 19 item 5): torch.profiler's CPU events (the engine's evaluate_function per node, the ops inside
+(issue 19 item 5; take added for NOTES 94): torch.profiler's CPU events (the engine's evaluate_function per node, the ops inside
 it) over a loop of each side, and the loop's wall time per call, sides alternated."""
 
 import statistics
@@ -18,6 +18,8 @@ src = torch.randn(8, 16, device="cuda", requires_grad=True)
 acc = torch.zeros(64, 16, device="cuda")
 img = torch.randn(1, 2, 8, 8, device="cuda", requires_grad=True)
 g_img = torch.ones(1, 2, 16, 16, device="cuda")
+flat = torch.randint(0, 1024, (8,), device="cuda")
+g_flat = torch.ones(8, device="cuda")
 F = torch.nn.functional
 cases = {
     "mul": (lambda: jitops.mul(x, y).sum().backward(), lambda: torch.mul(x, y).sum().backward()),
@@ -28,6 +30,9 @@ cases = {
                    lambda: acc.clone().index_add_(0, sidx[:, 0], src).sum().backward()),
     "upsample": (lambda: jitops.upsample_nearest2d(img, scale_factor=2).backward(g_img),
                  lambda: F.interpolate(img, scale_factor=2, mode="nearest").backward(g_img)),
+    "take": (lambda: jitops.take(x, flat).sum().backward(), lambda: torch.take(x, flat).sum().backward()),
+    "take g": (lambda: jitops.take(x, flat).backward(g_flat), lambda: torch.take(x, flat).backward(g_flat)),
+    "take forward": (lambda: jitops.take(x.detach(), flat), lambda: torch.take(x.detach(), flat)),
     "mul forward": (lambda: jitops.mul(x.detach(), y.detach()), lambda: torch.mul(x.detach(), y.detach())),
     "mul grad only": (lambda: torch.autograd.grad(jitops.mul(x, y).sum(), [x, y]),
                       lambda: torch.autograd.grad(torch.mul(x, y).sum(), [x, y])),

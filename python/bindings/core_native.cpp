@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <optional>
@@ -151,9 +152,14 @@ int native_add(int kind, const TensorDesc* self, int64_t dim, const TensorDesc* 
   return guarded(self->device, error, error_size, [&] {
     IndexErrorSlot* slot = nullptr;
     if (!index_slot(self->device, slot)) return 1;
-    const ScatterProblem p = kind == kCoreNativeAlongDim
-                                 ? index_add_problem(*self, dim, *index, *src, kScatterAdd, kOpIndexAdd)
-                                 : scatter_problem(*self, dim, *index, *src, kScatterAdd, kOpScatterAdd);
+    ScatterProblem p = kind == kCoreNativeElementwise
+                           ? scatter_problem(*self, dim, *index, *src, kScatterAdd, kOpScatterAdd)
+                           : index_add_problem(*self, dim, *index, *src, kScatterAdd, kOpIndexAdd);
+    if (kind == kCoreNativeTake) {
+      // A wrapped int32 index is formed in int32: past 2^31 the caller wraps it first.
+      if (index->element_bytes() == 4 && p.axis_size > INT32_MAX) return 1;
+      p.wrap_negative = true;
+    }
     const DeviceInfo& device = device_context(self->device).info();
     if (row_sums_considered(p) && row_sum_layout(p, device).applies) return 1;  // scratch: the Python path's
     LaunchPlan plan;

@@ -20,13 +20,14 @@
 
 namespace jitops {
 
-constexpr int kCoreNativeVersion = 4;
+constexpr int kCoreNativeVersion = 5;
 
 enum CoreNativeBinary : int { kCoreNativeMul = 0, kCoreNativeDiv = 1, kCoreNativeAdd = 2, kCoreNativeSub = 3 };
 // The indexings of select and add: an index along a dim (index_select,
 // index_add_), an index of the operand's rank (gather, scatter_add_), or
-// numpy.take's (select only: along the axis `dim`, or of the flattened operand
-// where dim is kCoreNativeFlat; negative indices wrap).
+// numpy.take's (select: along the axis `dim`, or of the flattened operand
+// where dim is kCoreNativeFlat; add: along `dim`, its gradient; negative
+// indices wrap).
 enum CoreNativeIndexing : int { kCoreNativeAlongDim = 0, kCoreNativeElementwise = 1, kCoreNativeTake = 2 };
 constexpr int64_t kCoreNativeFlat = INT64_MIN;
 
@@ -49,8 +50,9 @@ struct CoreNativeApi {
   // arguments do not make that shape, or the op's checks fail).
   int (*select)(int kind, const TensorDesc* x, int64_t dim, const TensorDesc* index, const TensorDesc* out,
                 void* stream, char* error, size_t error_size);
-  // self.index_add_(dim, index, src) (alpha 1) or self.scatter_add_(dim,
-  // index, src), atomic (the caller takes the Python path for deterministic=).
+  // self.index_add_(dim, index, src) (alpha 1; kind kCoreNativeTake: with
+  // negative indices counted from the end) or self.scatter_add_(dim, index,
+  // src), atomic (the caller takes the Python path for deterministic=).
   int (*add)(int kind, const TensorDesc* self, int64_t dim, const TensorDesc* index, const TensorDesc* src,
              void* stream, char* error, size_t error_size);
   // self.index_copy_(dim, index, src) (src given) or self.index_fill_(dim,

@@ -272,6 +272,43 @@ at::Tensor added_into(at::Tensor zeros, bool scatter, int64_t dim, const at::Ten
   return call_op(core().index_add_, {z.get(), d.get(), i.get(), s.get(), one.get(), det}, core().kw_deterministic);
 }
 
+at::Tensor take_gradient(at::IntArrayRef shape, std::optional<int64_t> axis, const at::Tensor& index,
+                         const at::Tensor& g) {
+  const int64_t extent = axis ? shape[size_t(*axis)] : std::max<int64_t>(1, c10::multiply_integers(shape));
+  // The add's index is one row and its source x's shape with the axis's extent the index's; each reshape is a
+  // dispatch, so only where the shapes differ.
+  const at::Tensor flat_index = index.dim() == 1 ? index : index.reshape(-1);
+  at::Tensor src;
+  if (axis) {
+    std::vector<int64_t> rows = shape.vec();
+    rows[size_t(*axis)] = flat_index.numel();
+    src = g.sizes() == at::IntArrayRef(rows) ? g : g.reshape(rows);
+  } else {
+    src = g.dim() == 1 ? g : g.reshape(-1);
+  }
+  at::Tensor zeros = at::zeros(shape, g.options());
+  const jitops::CoreNativeApi* api = core_entries();
+  jitops::TensorDesc dz, di, ds;
+  if (api && !deterministic() && describe_indexed(zeros, flat_index, dz, di) && describe(src, ds) &&
+      ds.device == dz.device) {
+    if (!axis) {  // zeros is contiguous: described as its flat view
+      dz.ndim = 1;
+      dz.shape[0] = extent;
+      dz.strides[0] = 1;
+    }
+    char error[512] = "";
+    if (ran(api->add(jitops::kCoreNativeTake, &dz, axis.value_or(0), &di, &ds, current_stream(dz.device), error,
+                     sizeof(error)),
+            error))
+      return zeros;
+  }
+  // The Python ops read no wrap: a floored remainder counts the negative indices from the end (they are in
+  // [-extent, extent): the forward checked them).
+  const at::Tensor wrapped = flat_index.remainder(extent);
+  added_into(axis ? zeros : zeros.view({extent}), false, axis.value_or(0), wrapped, src);
+  return zeros;
+}
+
 namespace {
 
 // self.index_copy_ / index_fill_ through _core's native entry (the number `value` where `source` is undefined).

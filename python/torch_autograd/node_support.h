@@ -64,6 +64,10 @@ at::Tensor to_input(at::Tensor g, at::IntArrayRef shape, at::ScalarType dtype);
 // zeros(shape) with `src` added at `index` along `dim`: index_add_ (alpha 1) or scatter_add_.
 at::Tensor added_into_zeros(bool scatter, at::IntArrayRef shape, int64_t dim, const at::Tensor& index,
                             const at::Tensor& src);
+// numpy.take's gradient: zeros of x's `shape` with the output's gradient `g` added at `index` (negative
+// entries counted from the end) along `axis`, or into the flattened zeros where axis is empty.
+at::Tensor take_gradient(at::IntArrayRef shape, std::optional<int64_t> axis, const at::Tensor& index,
+                         const at::Tensor& g);
 // `g` with the entries at `index` along `dim` zeroed, in a copy (index_copy_'s and index_fill_'s gradient).
 at::Tensor zeroed_at(const at::Tensor& g, int64_t dim, const at::Tensor& index);
 // The same into `base` (a new tensor of the caller's, written in place): base with `src` added at `index`.

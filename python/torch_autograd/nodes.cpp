@@ -119,18 +119,7 @@ struct TakeBackward : IndexNode {
     std::lock_guard<std::mutex> lock(mutex_);
     variable_list out(1);
     if (!grads[0].defined() || !task_should_compute_output(0)) return out;
-    const at::Tensor& g = grads[0];
-    const int64_t extent = flat ? std::max<int64_t>(1, c10::multiply_integers(shape)) : shape[size_t(axis)];
-    // In [-extent, extent) (the forward checked it), so a floored remainder counts negative ones from the end:
-    // one kernel where a where() of a comparison and a sum took three.
-    const at::Tensor index = index_.unpack().reshape(-1).remainder(extent);
-    if (flat) {
-      out[0] = added_into_zeros(false, {extent}, 0, index, g.reshape(-1)).reshape(shape);
-    } else {
-      std::vector<int64_t> rows = shape;
-      rows[size_t(axis)] = index.numel();
-      out[0] = added_into_zeros(false, shape, axis, index, g.reshape(rows));
-    }
+    out[0] = take_gradient(shape, flat ? std::nullopt : std::optional<int64_t>(axis), index_.unpack(), grads[0]);
     return out;
   }
   std::string name() const override { return "jitops::TakeBackward"; }

@@ -138,6 +138,7 @@ void fill_params(const ScatterProblem& p, IndexErrorSlot* slot, LaunchPlan& plan
   params.ndim = s.ndim;
   params.op_code = p.op_code;
   params.axis_size = p.axis_size;
+  params.index_wrap = p.wrap_negative ? p.axis_size : 0;
   params.axis_stride = Stride(p.axis_stride);
   params.counts_axis_stride = Stride(p.counts_axis_stride);
   params.self_lo = Stride(p.self_lo);

@@ -27,6 +27,7 @@ struct ScatterProblem {
   int element_bytes = 4;
   int index_bytes = 8;
   int64_t axis_size = 0;
+  bool wrap_negative = false;  // index i < 0 names i + axis_size (numpy.take's gradient)
   int64_t axis_stride = 0;
   int64_t counts_axis_stride = 0;
   int op = 0;             // ScatterOp

@@ -50,6 +50,9 @@ struct ScatterParams {
   int32_t ndim;
   int32_t op_code;
   int64_t axis_size;   // valid indices: [0, axis_size)
+  // Added to a negative index before it is checked: axis_size where negative
+  // indices count from the end (numpy.take's, in its gradient), else 0.
+  int64_t index_wrap;
   Stride axis_stride;  // self elements per index step
   Stride counts_axis_stride;
   Stride self_lo, self_hi;  // self's span in element offsets, for paired 16-bit atomics
