@@ -204,8 +204,11 @@ def test_gather_rows_first_where_blocks_running_together_share_reads():
     big = V([32, 5, 131072], "uint32")  # 84 MB
     assert regime(big, 0, V([97], "int64")) == "2-D, rows first"  # 97 values of 32: repeats
     assert regime(big, 0, V([31], "int64")) is None  # fewer values than rows: no repeat is certain
-    few = spec("index_select", V([32, 293, 3875], "complex128"), 0, V([54], "int32"))  # 54 values of 32
-    assert few["regime"] == "2-D, rows first" and few["grid"][1] == 3  # 3 rows of blocks are enough
+    # 54 values of 32, rows first from 2 rows of blocks; 16-byte units: one row group (4 rows) a block
+    wide = spec("index_select", V([32, 293, 3875], "complex128"), 0, V([54], "int32"))
+    assert wide["regime"] == "2-D, rows first" and wide["spec"]["unit"] == 16 and wide["grid"][1] == 14
+    narrow = spec("index_select", V([32, 293, 3875], "uint16"), 0, V([54], "int32"))  # odd rows: 2-byte units
+    assert narrow["regime"] == "2-D, rows first" and narrow["spec"]["unit"] == 2 and narrow["grid"][1] < 14
     assert regime(V([32, 5, 4096], "uint32"), 0, V([97], "int64")) is None  # 2.6 MB: x stays in L2
     assert regime(tr([12289, 2049], "float32", [1, 0]), 0, V([301], "int64")) == "2-D, rows first"
     assert regime(tr([2049, 2049], "float32", [1, 0]), 0, V([301], "int64")) is None  # 684 blocks: one wave

@@ -12,6 +12,7 @@ namespace jitops {
 struct GatherBlockOrder {
   int band = 0;                  // 0: columns first; N: bands of N column ranges, each band's rows first
   const char* regime = nullptr;  // what explain() shows, or nothing for columns first
+  bool row_group_a_block = false;  // the grid's y extent set to the row groups (gather_row_groups)
 };
 
 // Row groups in passes (the index the same along a row, so a thread's rows
@@ -22,5 +23,8 @@ unsigned gather_row_passes(const GatherProblem& p, const LaunchShape& shape, con
 
 GatherBlockOrder gather_block_order(const GatherProblem& p, const LaunchShape& shape, const DeviceInfo& device,
                                     int threads);
+
+// The grid's y extent that gives every block one row group of `shape` (at most 65535).
+unsigned gather_row_groups(const GatherProblem& p, const LaunchShape& shape);
 
 }  // namespace jitops

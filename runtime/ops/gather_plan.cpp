@@ -233,6 +233,7 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   plan.spec.fields[F::kMaxThreads] = tuning.threads;
 
   const GatherBlockOrder order = gather_block_order(p, shape, device, tuning.threads);
+  if (order.row_group_a_block) shape.grid[1] = gather_row_groups(p, shape);
   if (order.regime) plan.regime = order.regime;
   if (row_passes) plan.regime = "2-D, one row group a block";
   if (bits == 32)
