@@ -107,6 +107,12 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
   // Output-gradient rows under 256 bytes stage too little a row to repay the tile's barrier and index
   // work: float16 (1,128,99,31) x1.5 (rows of 92 bytes) took 10.8 us tiled, 5.6 on the row kernels (NOTES 50).
   if (g.out_w * channels * bytes < g_min_row_bytes.load(std::memory_order_relaxed)) return false;
+  // 8-byte elements summed over windows of 3x3 or more: the row kernels. Over the 150 float64 sweep
+  // backwards of seeds 100-913 sampled (H100, NOTES 94), 3x3 windows (67 plans) ran 1.06x faster there in
+  // geomean, 49 by 3% or more (seed 913's (1x16x126x915) x3: 14.5 -> 12.2 us, 0.90x -> 1.07x PyTorch), 6
+  // slower; narrower windows even (1.00x-1.02x), and other dtypes' 3x3 windows 0.87x there.
+  if (bytes == 8 && widest_window(g.backward_scale_w, g.in_w) >= 3 && widest_window(g.backward_scale_h, g.in_h) >= 3)
+    return false;
   // The output gradient's rows: dense, in the input gradient's order.
   if ((g.out_w > 1 && go.strides[kW] != channels) || (channels > 1 && go.strides[kC] != 1)) return false;
   if (reinterpret_cast<uintptr_t>(go.data) % uintptr_t(bytes) != 0) return false;
