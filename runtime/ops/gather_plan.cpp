@@ -104,8 +104,8 @@ IndexReuse plan_index_reuse(GatherProblem& p, const DeviceInfo& device, int thre
 // lanes a row, its warps spanning rows, where choose_launch_shape gives a row
 // the next power of two of lanes and leaves the rest idle (PyTorch's linear
 // walks keep every lane). Over 221 of the 2147 such plans of sweep seeds
-// 100-909, drawn at random (H100, NOTES 94), the 49 of 7 us or more: 1.06x in
-// geomean, 16 faster by 3% to 1.40x (seed 557's float32 gather of 5 columns,
+// 100-909, drawn at random (H100, NOTES 94), the 49 over 8 us: 1.06x in
+// geomean, 16 faster by 3% or more (seed 557's float32 gather of 5 columns,
 // 106 -> 76 us; seed 910's take of 21 columns of a transposed x, 25.9 -> 18.6
 // us, 0.72x -> 1.02x PyTorch), 5 slower by 3% to 5% (seed 115's float64 of 15
 // columns, 464 -> 487 us, 15x PyTorch's). Calls under two blocks of threads an
