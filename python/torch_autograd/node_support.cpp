@@ -248,6 +248,24 @@ const jitops::CoreNativeApi* forward_entries() {
   return api && !api->autotune_enabled() ? api : nullptr;
 }
 
+// base.index_add_ / scatter_add_ (by `kind`) through _core's native entry `api`; false where it cannot take the
+// call (no entry, the determinism switch, a tensor it cannot describe, devices that differ) and the caller falls
+// back to the Python op. A flat_extent of 0 or more describes a contiguous base as its flat view of that many.
+bool native_added(const jitops::CoreNativeApi* api, int kind, const at::Tensor& base, int64_t dim,
+                  const at::Tensor& index, const at::Tensor& src, int64_t flat_extent = -1) {
+  jitops::TensorDesc db, di, ds;
+  if (!api || deterministic() || !describe_indexed(base, index, db, di) || !describe(src, ds) ||
+      ds.device != db.device)
+    return false;
+  if (flat_extent >= 0) {
+    db.ndim = 1;
+    db.shape[0] = flat_extent;
+    db.strides[0] = 1;
+  }
+  char error[512] = "";
+  return ran(api->add(kind, &db, dim, &di, &ds, current_stream(db.device), error, sizeof(error)), error);
+}
+
 }  // namespace
 
 at::Tensor added_into_zeros(bool scatter, at::IntArrayRef shape, int64_t dim, const at::Tensor& index,
@@ -256,14 +274,8 @@ at::Tensor added_into_zeros(bool scatter, at::IntArrayRef shape, int64_t dim, co
 }
 
 at::Tensor added_into(at::Tensor zeros, bool scatter, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  const jitops::CoreNativeApi* api = core_entries();
-  jitops::TensorDesc dz, di, ds;
-  if (api && !deterministic() && describe_indexed(zeros, index, dz, di) && describe(src, ds) &&
-      ds.device == dz.device) {
-    char error[512] = "";
-    const int kind = scatter ? jitops::kCoreNativeElementwise : jitops::kCoreNativeAlongDim;
-    if (ran(api->add(kind, &dz, dim, &di, &ds, current_stream(dz.device), error, sizeof(error)), error)) return zeros;
-  }
+  const int kind = scatter ? jitops::kCoreNativeElementwise : jitops::kCoreNativeAlongDim;
+  if (native_added(core_entries(), kind, zeros, dim, index, src)) return zeros;
   pybind11::gil_scoped_acquire gil;
   PyRef z = wrap(zeros), d = py_int(dim), i = wrap(index), s = wrap(src);
   PyObject* det = deterministic() ? Py_True : Py_False;
@@ -287,21 +299,9 @@ at::Tensor take_gradient(at::IntArrayRef shape, std::optional<int64_t> axis, con
     src = g.dim() == 1 ? g : g.reshape(-1);
   }
   at::Tensor zeros = at::zeros(shape, g.options());
-  const jitops::CoreNativeApi* api = core_entries();
-  jitops::TensorDesc dz, di, ds;
-  if (api && !deterministic() && describe_indexed(zeros, flat_index, dz, di) && describe(src, ds) &&
-      ds.device == dz.device) {
-    if (!axis) {  // zeros is contiguous: described as its flat view
-      dz.ndim = 1;
-      dz.shape[0] = extent;
-      dz.strides[0] = 1;
-    }
-    char error[512] = "";
-    if (ran(api->add(jitops::kCoreNativeTake, &dz, axis.value_or(0), &di, &ds, current_stream(dz.device), error,
-                     sizeof(error)),
-            error))
-      return zeros;
-  }
+  const int64_t flat_extent = axis ? -1 : extent;  // a flat take adds into zeros' flat view
+  if (native_added(core_entries(), jitops::kCoreNativeTake, zeros, axis.value_or(0), flat_index, src, flat_extent))
+    return zeros;
   // The Python ops read no wrap: a floored remainder counts the negative indices from the end (they are in
   // [-extent, extent): the forward checked them).
   const at::Tensor wrapped = flat_index.remainder(extent);
@@ -467,16 +467,11 @@ at::Tensor forward_upsampled(const at::Tensor& x, const std::vector<double>& sca
 bool forward_added(bool scatter, const at::Tensor& self, int64_t dim, const at::Tensor& index,
                    const at::Tensor& source) {
   const jitops::CoreNativeApi* api = forward_entries();
-  jitops::TensorDesc ds, di, dsrc;
-  if (!api || deterministic() || !describe_indexed(self, index, ds, di) || !describe(source, dsrc) ||
-      dsrc.device != ds.device)
-    return false;
+  if (!api) return false;
   at::AutoGradMode no_grad(false);
   try {
-    char error[512] = "";
     const int kind = scatter ? jitops::kCoreNativeElementwise : jitops::kCoreNativeAlongDim;
-    if (!ran(api->add(kind, &ds, dim, &di, &dsrc, current_stream(ds.device), error, sizeof(error)), error))
-      return false;
+    if (!native_added(api, kind, self, dim, index, source)) return false;
   } catch (const std::exception&) {
     return false;
   }
