@@ -9,8 +9,10 @@
 // and writes the output along a. IndexEach: the index varies along a or b (a
 // is the indexed dim itself: an index_select along a dim x is not dense in,
 // into a contiguous output whose inner dim it is; or torch.gather's index
-// varies along b): each element loads its own index value (from L1: a warp's
-// lanes lie along b), and x's reads still run along b. IndexEach 2: the
+// varies along b; or b is the indexed dim, x stored with the axis innermost:
+// its stride 0 along b, each lane reads the row of its own value): each element
+// loads its own index value (from L1: a warp's lanes lie along b), and x's
+// reads still run along b. IndexEach 2: the
 // index varies along both and is denser along a (torch.gather's full index
 // into a contiguous output): loaded along b, each lane's value would sit in
 // its own sector; the block loads the tile's values along a into shared

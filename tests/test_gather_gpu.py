@@ -419,6 +419,66 @@ def test_tiles_of_a_full_gather_index(dtype):
             assert_same_bits(to_numpy(torch, out), expected)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "float16", "bfloat16", "float32", "int64", "float64",
+                                   "complex128"])
+def test_tiles_along_the_indexed_axis(dtype):
+    """x stored with the indexed axis innermost and the output dense along another dim: tiles whose lanes run
+    along the index's values, each reading its row of x along the axis (rows of 96 bytes: 3 sectors), for
+    index_select, take (a 2-d index, negative values) and torch.gather with an index expanded along the
+    output's inner dim (sweep seed 912's shape). Ragged tiles at both edges (19 and 21 values, 331 and 640
+    columns), every 1- to 16-byte unit, bit for bit. Units of a byte tile only where x's touched bytes pass
+    three quarters of the L2 (x of 216 MB here; the gather's smaller x takes the strided walk). An axis of
+    64-byte rows keeps the plans it had (x's dim of 45 rows stages it through tiles of one index value)."""
+    rng = np.random.default_rng(seed("axis tiles", dtype))
+    unit = 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
+    rows = 96 // unit
+    host = random_host(rng, (rows, 45, 50021 if unit == 1 else 331), dtype)
+    x = to_torch(torch, host, dtype, DEVICE).permute(2, 1, 0).contiguous().permute(2, 1, 0)  # axis innermost
+    idx, idx_host = make_index(rng, (19,), rows, "int64")
+    plan = jitops.explain("index_select", x, 0, idx)[0]
+    assert plan["spec"]["tile_a"] > 0 and plan["spec"]["index_each"] == 1, plan["kernel"]
+    expected = np.take(host, idx_host, axis=0)
+    out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+    jitops.index_select(x, 0, idx, out=out)
+    assert_same_bits(to_numpy(torch, out), expected)
+    idx, idx_host = make_index(rng, (3, 7), rows, "int32", negative=True)
+    assert jitops.explain("take", x, idx, axis=0)[0]["spec"]["index_each"] == 1
+    expected = np.take(host, idx_host, axis=0)
+    out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+    jitops.take(x, idx, axis=0, out=out)
+    assert_same_bits(to_numpy(torch, out), expected)
+    host_g = random_host(rng, (rows, 41, 640), dtype)
+    xg = to_torch(torch, host_g, dtype, DEVICE).permute(2, 1, 0).contiguous().permute(2, 1, 0)
+    values = rng.integers(0, rows, (15, 28, 1))
+    idx = torch.from_numpy(values).to(DEVICE).int().expand(-1, -1, 640)
+    assert jitops.explain("gather", xg, 0, idx)[0]["spec"]["index_each"] == (unit > 1)
+    expected = np.take_along_axis(host_g[:, :28], np.broadcast_to(values, (15, 28, 640)), axis=0)
+    out = poisoned_like(torch, expected.shape, xg.dtype, DEVICE)
+    jitops.gather(xg, 0, idx, out=out)
+    assert_same_bits(to_numpy(torch, out), expected)
+    short = x[: 64 // unit]  # rows of 64 bytes: neighbouring lanes of the walk share them
+    idx, idx_host = make_index(rng, (19,), short.shape[0], "int64")
+    assert jitops.explain("index_select", short, 0, idx)[0]["spec"]["index_each"] == 0
+    out = poisoned_like(torch, (19,) + tuple(short.shape[1:]), x.dtype, DEVICE)
+    jitops.index_select(short, 0, idx, out=out)
+    assert_same_bits(to_numpy(torch, out), np.take(host[: 64 // unit], idx_host, axis=0))
+
+
+def test_a_bad_index_in_a_tile_along_the_axis_is_reported():
+    x = torch.randn(331, 45, 24, device=DEVICE).permute(2, 1, 0)  # (24, 45, 331), dim 0 innermost
+    idx = torch.randint(0, 24, (19,), device=DEVICE)
+    idx[11] = 24
+    assert jitops.explain("index_select", x, 0, idx)[0]["spec"]["index_each"] == 1
+    jitops.set_index_checks("sync")
+    try:
+        with pytest.raises(IndexError, match=r"index_select: index holds 24 at position 11 .*\(valid: \[0, 24\)\)"):
+            jitops.index_select(x, 0, idx)
+        idx[11] = 23
+        assert torch.equal(jitops.index_select(x, 0, idx), x[idx])
+    finally:
+        jitops.set_index_checks("async")
+
+
 def test_a_bad_value_of_a_full_gather_index_in_a_tile_is_reported():
     x = torch.randn(3, 2053, 4, 23, device=DEVICE).to(memory_format=torch.channels_last)
     idx = torch.randint(0, 4, (3, 2053, 7, 23), device=DEVICE)

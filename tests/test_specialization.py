@@ -105,6 +105,18 @@ CASES = [
      (tr([300, 40, 64], "uint8", [2, 1, 0]), 2, V([40], "int64")), {}, dict(tile_a=0)),
     ("x dense along the indexed dim: no tile", "index_select", (V([5000, 1024], "float32"), 1, V([4096], "int64")),
      {}, dict(tile_a=0)),
+    # x dense along the indexed axis (the indexed dim innermost in x, another in the output): tiles whose
+    # lanes run along the index's values, reading rows of x along the axis (sweep seed 912's shape)
+    ("x dense along the indexed axis, rows of 256 bytes: tiles along the index", "gather",
+     (tr([16384, 41, 32], "float64", [2, 1, 0]), 0, V([15, 28, 16384], "int32", strides=[28, 1, 0])), {},
+     dict(tile_a=64, tile_b=16, index_each=1)),
+    ("the same for index_select of 28 values from rows of 64 uint32: tiles along the index", "index_select",
+     (tr([8192, 1, 8, 2, 64], "uint32", [4, 3, 2, 1, 0]), 0, V([28], "int32")), {},
+     dict(tile_a=32, tile_b=32, index_each=1)),
+    ("rows along the axis of 64 bytes: the walk's neighbouring lanes share them, no tile", "gather",
+     (tr([2097152, 16], "float32", [1, 0]), 0, V([35, 2097152], "int32")), {}, dict(tile_a=0)),
+    ("rows of 32 KB, random values: a sector a lane either way, no tile", "gather",
+     (tr([2051, 4096], "uint64", [1, 0]), 0, V([7217, 2051], "int64")), {}, dict(tile_a=0)),
     # an index expanded along an outer dim and varying along the inner one: a load serves several rows
     ("an index expanded over 1024 rows: a load serves 4, twice", "gather",
      (V([1024, 1024, 32, 1], "bfloat16"), 3, V([1024, 384, 26, 4], "int64", strides=[0, 104, 4, 1])), {},

@@ -2,8 +2,9 @@
 // index_select and take along an axis whose output is dense along its inner
 // dim a while x is dense along another dim b (channels_last or transposed x
 // against the contiguous output). The index varies along neither (one value a
-// tile), or along a or b (a value per element: a the indexed dim itself, or
-// torch.gather's index along b).
+// tile), or along a or b (a value per element: a the indexed dim itself,
+// torch.gather's index along b, or b the indexed dim itself where x is stored
+// with the indexed axis innermost: x read along the axis at the values).
 #pragma once
 #include "runtime/launch.h"
 #include "runtime/ops/gather_plan.h"
