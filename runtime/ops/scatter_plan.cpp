@@ -615,25 +615,15 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // unroll: its rows' loads in flight together took int32 through a full
   // int64 index into a transposed self 677 -> 571 us (PyTorch 600, seed 44),
   // int64 sorted along dim 2 200 -> 85 (PyTorch 125, seed 46; 3 of 14 such
-  // cases on seeds 40-69 lost 4-7%, NOTES 71). Index along the rows with
-  // many terms per destination (64 or more on average): unrolled units often
-  // merge, and unroll 8 halved the
-  // every-index-equal case (1307 -> 692 us); with few terms (scatter_add, ~10)
-  // unroll 8 only cost (373 -> 473 us), so the default stays. Not for single
-  // elements of 4 bytes or less, whose merge of 8 units held 71 registers:
-  // int32 rows of 32 with 73 terms a destination ran 107 / 84 / 155-190 us
-  // (random / sorted / 8 hot rows) at 8 units, 63 / 58 / 188-233 at 4, where
-  // float16 packs of 8 ran 40 / - / 113 at 8 units, 36 / - / 222 at 4
-  // (NOTES 69).
+  // cases on seeds 40-69 lost 4-7%, NOTES 71). Index along the rows keeps it
+  // too. Unroll 8 there, where destinations averaged 64 terms or more (so that
+  // a thread's units merge: every index equal 1307 -> 692 us, NOTES 69), ran
+  // 1.16x slower in geomean over the 202 sweep plans of seeds 100-916 it took
+  // (random values 1.24x, sorted 1.34x; 45 below PyTorch's time against 9):
+  // only 8 hot values gained (1.17x), which the planner cannot see; unroll 2
+  // and 1 ran 1.11x and 0.97x of 4 (NOTES 95).
   LaunchTuning tune = tuning;
-  if (tuning.adapt_unroll && s.ndim == 2 && p.op == kScatterAdd) {
-    const bool index_along_rows = s.strides[kIndexOperand][0] != 0 && s.strides[kIndexOperand][1] == 0;
-    if (s.strides[kIndexOperand][0] == 0)
-      tune.unroll = 1;
-    else if (index_along_rows && s.sizes[0] >= 64 * std::max<int64_t>(1, p.axis_size) &&
-             (vec > 1 || p.element_bytes == 8))
-      tune.unroll = 8;
-  }
+  if (tuning.adapt_unroll && s.ndim == 2 && p.op == kScatterAdd && s.strides[kIndexOperand][0] == 0) tune.unroll = 1;
   // Every op of the 2-D walk: no more units a thread than leave the grid a
   // wave of threads. 289477 int32 rows of 3 into 3322 (87 terms a
   // destination, none merging) took 19.6 us at unroll 8 (half the SMs'
