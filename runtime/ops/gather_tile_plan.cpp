@@ -85,8 +85,8 @@ bool walk_reads_x_from_cache(const GatherProblem& p, int b, const DeviceInfo& de
 // of an index expanded along the output's inner dim). The walk's lanes along a read a sector each; a tile's
 // lanes along the axis read the values' rows of x, which share sectors where the values lie close. Taken
 // where a row along the axis spans more than two sectors and random values would share them (at most
-// kAxisTileSectorShare distinct sectors a lane). Over the 132 sweep plans of seeds 100-916 that could take
-// it (H100, NOTES 95), the 51 this picks ran 1.53x faster in geomean (912's float64 gather 237 -> 67 us,
+// kAxisTileSectorShare distinct sectors a lane). Of the 193 sweep plans of seeds 100-916 that could take it,
+// 132 timed (H100, NOTES 95): the 51 this picks ran 1.53x faster in geomean (912's float64 gather 237 -> 67 us,
 // PyTorch 198; an index_select of 30 float16 rows 628 -> 81), 5 slower by 3-9%; rows of 64 bytes or less
 // lost up to 2.3x (the walk's neighbouring lanes read neighbouring rows), random values over long rows up to
 // 2.2x (a sector a lane either way). -1: none.
