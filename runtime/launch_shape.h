@@ -11,6 +11,10 @@
 
 namespace jitops {
 
+// The most waves a configuration names: a grid this deep (a million blocks of
+// 256 threads on an H100) covers the units of all but the largest calls.
+constexpr int kUncappedWaves = 1024;
+
 struct LaunchTuning {
   int threads = 256;
   int unroll = 4;     // the most units a thread handles at once

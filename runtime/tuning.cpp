@@ -261,7 +261,7 @@ bool parse_config_id(const std::string& text, LaunchTuning& c) {
   if (std::sscanf(text.c_str(), "threads=%d unroll=%d waves=%d vector=%d%n", &threads, &unroll, &waves, &vector,
                   &used) != 4)
     return false;
-  if (!in_range(threads, 32, 1024) || threads % 32 || !in_range(unroll, 1, 16) || !in_range(waves, 1, 1024) ||
+  if (!in_range(threads, 32, 1024) || threads % 32 || !in_range(unroll, 1, 16) || !in_range(waves, 1, kUncappedWaves) ||
       (vector != 1 && vector != 2 && vector != 4 && vector != 8 && vector != 16))
     return false;
   LaunchTuning parsed = fixed_config(threads, unroll, waves, vector);

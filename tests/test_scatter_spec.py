@@ -615,3 +615,21 @@ def test_owned_walk_takes_slow_atomics_whose_owners_fill_the_gpu_side_by_side(ow
                 V([4000, 2048], "float16"))["regime"] == "owned"
     assert plan("index_copy_", V([64, 2048], "float16"), 0, V([40], "int64"),
                 V([40, 2048], "float16"))["regime"] != "owned"
+
+
+def test_plain_stores_of_two_bytes_or_more_take_a_grid_over_all_their_units():
+    """index_copy_ and index_fill_ of 2-byte or wider elements launch a block for every 1024 units rather
+    than loop a grid capped at 16 waves: bfloat16 fills of a step-3 slice (seed 918) ran 234.7 us capped,
+    191.8 uncapped (PyTorch 193.2). Single bytes and the adds keep the cap (16 waves of 8 blocks on 132
+    SMs)."""
+    self_ = dict(shape=[7, 4, 2097152], strides=[25165828, 6291457, 3])
+    units = 5 * 4 * 2097152
+    (r,) = plans("index_fill_", V(dtype="bfloat16", **self_), 0, V([5], "int32"), -1.5)
+    assert r["grid"][0] == units // (256 * 4)
+    (r,) = plans("index_copy_", V(dtype="float32", **self_), 0, V([5], "int32"), V([5, 4, 2097152], "float32"))
+    assert r["grid"][0] == units // (256 * 4)
+    capped = 132 * 8 * 16
+    (r,) = plans("index_fill_", V(dtype="int8", **self_), 0, V([5], "int32"), 3)
+    assert r["grid"][0] == capped
+    (r,) = plans("index_add_", V(dtype="bfloat16", **self_), 0, V([5], "int32"), V([5, 4, 2097152], "bfloat16"))
+    assert r["grid"][0] == capped

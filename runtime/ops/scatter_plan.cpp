@@ -623,6 +623,16 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // only 8 hot values gained (1.17x), which the planner cannot see; unroll 2
   // and 1 ran 1.11x and 0.97x of 4 (NOTES 95).
   LaunchTuning tune = tuning;
+  // Plain stores (index_copy_, index_fill_) of elements of 2 bytes or more:
+  // a grid over all the units, not a grid-stride loop over 16 waves of
+  // blocks, whose blocks in flight wrote a grid apart. bfloat16 fills of a
+  // step-3 slice (every store a third of a sector): 234.7 us capped, 191.8
+  // uncapped, PyTorch 193.2 (seed 918). Over the 416 sweep plans of seeds
+  // 100-918 the cap binds (H100, NOTES 96): for 2 bytes and up the same
+  // geomean (0.998x of the capped time), 14 below PyTorch's time against 31
+  // and none that fell below it; single bytes ran 1.05x slower uncapped.
+  if (tune.adapt_unroll && (p.op == kScatterCopy || p.op == kScatterFill) && p.element_bytes >= 2)
+    tune.waves = kUncappedWaves;
   if (tuning.adapt_unroll && s.ndim == 2 && p.op == kScatterAdd && s.strides[kIndexOperand][0] == 0) tune.unroll = 1;
   // Every op of the 2-D walk: no more units a thread than leave the grid a
   // wave of threads. 289477 int32 rows of 3 into 3322 (87 terms a
