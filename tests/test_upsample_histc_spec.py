@@ -188,8 +188,8 @@ def test_histc_small_explicit_range_is_one_cluster_launch_on_sm90(fresh_cache):
 
 
 def test_histc_up_to_12288_dense_values_is_one_block_then_a_cluster_or_the_count_kernel(fresh_cache):
-    """An explicit range over a dense floating x of up to 12288 values: one block counts and writes the
-    output; past that, one cluster (under 256 values a bin) or the count kernel, both sooner there. An
+    """An explicit range over a dense floating x of up to 12288 values (float64: 2048): one block counts and
+    writes the output; past that, one cluster (under 256 values a bin) or the count kernel, both sooner there. An
     integer x of up to 16384 values: one cluster at any bins (NOTES 87)."""
     one_block = "count: one block, straight to the output"
     cluster = "count: one cluster of 8 blocks, straight to the output"
@@ -201,6 +201,10 @@ def test_histc_up_to_12288_dense_values_is_one_block_then_a_cluster_or_the_count
     assert explain("histc", V([12289], "float32"), 1000, -3, 3)[-1]["regime"] == cluster
     assert explain("histc", V([32768], "float32"), 118, -3, 3)[-1]["regime"].startswith("count: sub-histograms")
     assert explain("histc", V([12288], "float32", strides=[2]), 10, -3, 3)[-1]["regime"] != one_block  # strided
+    # float64: one block up to 2048 values, the cluster past that (NOTES 97)
+    assert explain("histc", V([2048], "float64"), 474, 0, 1)[-1]["regime"] == one_block
+    assert explain("histc", V([4096, 2], "float64"), 474, 0, 1)[-1]["regime"] == cluster
+    assert explain("histc", V([2049], "float64"), 10, 0, 1)[-1]["regime"] != one_block
 
 
 @pytest.mark.parametrize("kwargs,error,match", [

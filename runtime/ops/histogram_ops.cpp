@@ -295,9 +295,13 @@ bool histc_single_block(const TensorDesc& x, const HistcRequest& r, const Device
   // values took 108 us in one block against PyTorch's 9.6 (sweep seed 11), its loads one element at a time.
   // Floating x only: an integer x's binning, 32 values a thread in one block, took 11.2 us for 8192 int32
   // values against the cluster's 8.0 (uint8 15.2 against 11.7; NOTES 87).
+  // float64 up to 2048 values: over the 117 dense float64 cases of 2049-8192 values with a range in seeds
+  // 100-920, the next plan (mostly the cluster) took 0.85x one block's time (seed 919's 8192 values into 474
+  // bins 12.1 -> 7.7 us, PyTorch 8.5; even at 2049-3000 values), and 0.78x over 153 such cases of seeds
+  // 921-1800, below PyTorch's time 95 of them before and 7 after (NOTES 97).
   return !histc_range_is_automatic(x, r) && is_floating(x.dtype) && x.numel() <= g_single_block_values.load() &&
          x.is_contiguous() &&
-         (x.element_bytes() <= 4 || x.numel() <= 8192) &&
+         (x.element_bytes() <= 4 || x.numel() <= 2048) &&
          (r.bins + 1) * 4 + kStaticSharedReserve <= device.shared_per_block_optin && g_strategy != 2;
 }
 
