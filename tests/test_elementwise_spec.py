@@ -166,6 +166,13 @@ def test_agreeing_layouts_do_not_take_tiles(fresh_cache):
     s = [6, 40, 50]
     (k,) = explain("add", V(s, "float32"), V(s, "float32", strides_for_order(s, [1, 0, 2])))
     assert k["regime"] == "strided, packed along the inner dim"
+    # a staged operand broadcast along a dim, whose reads the walk's blocks share from L1: staging it would
+    # save under a tenth of the bytes, so no tile (NOTES 97: seed 920's 436.4 -> 195.5 us)
+    (k,) = explain("sub", V([32, 37, 32768], "int32", [37, 1, 1184]), V([37, 32768], "int64"))
+    assert k["regime"] == "strided"
+    # the same broadcast, but the walk reads a sector an element of it (one byte, far along b): tiled
+    (k,) = explain("add", V([16, 2, 215, 16384], "uint8"), V([1, 1, 215, 16384], "uint8", [0, 0, 1, 215]))
+    assert k["regime"] == TILED and tile_fields(k)["staged"] == 0b10
     # nothing to launch for an empty array
     assert explain("add", V([0, 64], "float32"), V([0, 64], "float32", [1, 1])) == []
 

@@ -54,6 +54,46 @@ bool batch_first(const ElementwiseProblem& p, const IterationSpace& s, int b, co
   return false;
 }
 
+// The L2 bytes an element that the strided walk reads of operand k: the 32-byte sectors that a block's window
+// of consecutive elements touches (elementwise.cuh: 256 threads x 4 items), over the window. A dim the
+// operand is broadcast along (stride 0) re-reads the window's sectors from L1.
+double walk_sector_bytes(const ElementwiseProblem& p, const IterationSpace& s, int k) {
+  constexpr int64_t kWalkWindow = 1024;
+  const int64_t e = dtype_info(p.dtypes[k]).bytes();
+  const int dense = densest_dim(s, k);
+  int64_t span = 1;
+  double sectors = 1;
+  for (int d = s.ndim - 1; d >= 0 && span < kWalkWindow; --d) {
+    const int64_t m = std::min<int64_t>(s.sizes[d], ceil_div(kWalkWindow, span));
+    span *= m;
+    if (s.strides[k][d] == 0) continue;
+    const int64_t step = magnitude(s.strides[k][d]) * e;
+    sectors *= (d == dense && step < 32) ? double(ceil_div(m * step, 32)) : double(m);
+  }
+  return sectors * 32.0 / double(std::min(span, kWalkWindow));
+}
+
+// Whether staging would save the walk little: every staged operand is broadcast along some dim, and the
+// walk's reads of it (walk_sector_bytes) come to at most a tenth of the bytes an element moves over all
+// operands. Then the walk's reads of it mostly hit L1, and the tile's shared-memory round trip, barriers and
+// partly empty edge tiles are all cost: seed 920's int32 (32x37x32768) stored with dim 1 innermost minus an
+// int64 (37x32768) broadcast along dim 0, tiled 436.4 us, walked 195.5 (PyTorch 225.1). Rare: 8 sweep plans
+// of seeds 100-1800, none slower walked by more than 1% (the 3 of seeds past 920, not seen when the rule was
+// chosen, 4-15% faster; NOTES 97). Broadcast operands the walk reads a sector an element of keep the tile
+// (seed 171's uint8 (16x2x215x16384) plus a transposed (215x16384): tiled 199.9 us, walked 891.7).
+bool staging_saves_little(const ElementwiseProblem& p, const IterationSpace& s, uint32_t staged) {
+  double element_bytes = 0;
+  for (int k = 0; k < p.inputs + p.outputs; ++k)
+    if (!p.scalar[k]) element_bytes += dtype_info(p.dtypes[k]).bytes();
+  for (int k = 0; k < p.inputs + p.outputs; ++k) {
+    if (!((staged >> k) & 1)) continue;
+    bool broadcast = false;
+    for (int d = 0; d < s.ndim; ++d) broadcast = broadcast || (s.sizes[d] > 1 && s.strides[k][d] == 0);
+    if (!broadcast || walk_sector_bytes(p, s, k) > element_bytes / 10) return false;
+  }
+  return true;
+}
+
 int64_t staged_bytes(const ElementwiseProblem& p, uint32_t staged, int tile_a, int tile_b) {
   int64_t bytes = 0;
   for (int k = 0; k < p.inputs + p.outputs; ++k)
@@ -133,6 +173,7 @@ ElementwiseTile choose_elementwise_tile(const ElementwiseProblem& p, const Itera
       tile.staged = staged;
     }
   }
+  if (tile.tiled() && staging_saves_little(p, s, tile.staged)) return ElementwiseTile();
   return tile;
 }
 
