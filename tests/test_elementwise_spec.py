@@ -201,6 +201,10 @@ def test_tile_shape_follows_short_dims_block_size_and_shared_memory(fresh_cache)
     assert (k["spec"]["tile_a"], k["spec"]["tile_b"]) == (64, 16)
     (k,) = explain("add", V([1000, 16], "uint8"), V([1000, 16], "uint8", [1, 1000]))
     assert (k["spec"]["tile_a"], k["spec"]["tile_b"]) == (16, 64)
+    # short dims both ways: a 16 x 16 tile takes 64 threads, 4 elements each (NOTES 97: seed 599)
+    s4 = [1429, 69, 16, 16]
+    (k,) = explain("div", V(s4, "bfloat16", [256, 365824, 1, 16]), V(s4, "bfloat16"))
+    assert (k["spec"]["tile_a"], k["spec"]["tile_b"], k["block"][0], k["spec"]["threads"]) == (16, 16, 64, 64)
     # the block size is the tuning knob: 1024 threads take 64 x 64 tiles
     x, y = V([300, 400], "int8"), V([300, 400], "int8", [1, 300])
     (k,), (point,) = _core._tuning_run(lambda: explain("add", x, y), "threads=1024 unroll=1 waves=8 vector=16")

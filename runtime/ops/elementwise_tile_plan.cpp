@@ -126,16 +126,18 @@ void fill_tile_params_dims(int dims, const ElementwiseProblem& p, const Iteratio
   }
 }
 
-// The tile_edges, shrunk until the staged operands' tiles fit in shared memory.
-void shape_tile(const ElementwiseProblem& p, const IterationSpace& s, int threads, ElementwiseTile& tile) {
+// The tile_edges, shrunk until the staged operands' tiles fit in shared memory; returns the block's threads.
+int shape_tile(const ElementwiseProblem& p, const IterationSpace& s, int threads, ElementwiseTile& tile) {
   tile_edges(s.sizes[s.ndim - 1], s.sizes[tile.dim_b], threads, tile.tile_a, tile.tile_b);
+  const int block = tile_threads(threads, tile.tile_a, tile.tile_b);
   shrink_to_shared_memory(tile.tile_a, tile.tile_b, [&](int a, int b) { return staged_bytes(p, tile.staged, a, b); });
+  return std::min(block, tile.tile_a * tile.tile_b);
 }
 
 }  // namespace
 
 void tile_edges(int64_t size_a, int64_t size_b, int threads, int& tile_a, int& tile_b) {
-  const int64_t elements = 4 * int64_t(threads);
+  const int64_t elements = kTileItemsPerThread * int64_t(threads);
   int64_t edge_b = 1;
   while (edge_b * edge_b < elements) edge_b <<= 1;
   int64_t tb = std::min(edge_b, pow2_at_least(size_b));
@@ -143,6 +145,10 @@ void tile_edges(int64_t size_a, int64_t size_b, int threads, int& tile_a, int& t
   tb = std::min(elements / ta, pow2_at_least(size_b));
   tile_a = int(ta);
   tile_b = int(tb);
+}
+
+int tile_threads(int threads, int tile_a, int tile_b) {
+  return int(std::min<int64_t>(threads, int64_t(tile_a) * tile_b / kTileItemsPerThread));
 }
 
 int64_t tile_count(const IterationSpace& s, int dim_b, int tile_a, int tile_b) {
@@ -180,9 +186,7 @@ ElementwiseTile choose_elementwise_tile(const ElementwiseProblem& p, const Itera
 void plan_elementwise_tiles(const ElementwiseProblem& p, const IterationSpace& s, ElementwiseTile tile,
                             bool offsets_fit_32_bits, const DeviceInfo& device, LaunchPlan& plan) {
   using F = ElementwiseSpecFields;
-  shape_tile(p, s, plan.tuning.config.threads, tile);
-  // A tile shrunk for shared memory or by short dims may hold fewer elements than the block has threads.
-  const int threads = int(std::min<int64_t>(plan.tuning.config.threads, int64_t(tile.tile_a) * tile.tile_b));
+  const int threads = shape_tile(p, s, plan.tuning.config.threads, tile);
   const int dims = s.ndim <= 3 ? s.ndim : kMaxDims;
   const int64_t tiles = tile_count(s, tile.dim_b, tile.tile_a, tile.tile_b);
   KernelSpec& spec = plan.spec;

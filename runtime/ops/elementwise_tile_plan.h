@@ -48,6 +48,18 @@ struct ElementwiseTile {
 // one block an SM. A short dim gives its share to the other, so the tile
 // keeps its elements. Powers of two; the caller shrinks them for shared memory.
 void tile_edges(int64_t size_a, int64_t size_b, int threads, int& tile_a, int& tile_b);
+constexpr int kTileItemsPerThread = 4;
+
+// The block for the tile_edges tile_a x tile_b: at most `threads`, fewer where
+// short dims shrank the tile, so that each thread keeps its 4 elements in
+// flight and the per-tile work (the tile's origin, two barriers) is shared by
+// as many. A tile shrunk after that for shared memory keeps its block (capped
+// at one element a thread): shared memory bounds the tiles an SM holds there.
+// Seed 599's bfloat16 (1429x69x16x16) divided by its transpose in 16 x 16
+// planes: 256 threads of one element each 139.8 us, 64 of four 77.2 (PyTorch
+// 92.0); over the 24 sweep plans of seeds 100-1800 it changes, elementwise and
+// gathers, 1.14x faster in geomean, none slower by more than 3% (NOTES 97).
+int tile_threads(int threads, int tile_a, int tile_b);
 
 // Halves the tile's longer edge until `staged_bytes(tile_a, tile_b)`, the
 // shared memory its staged operands take, fits in kTileSharedBytes.

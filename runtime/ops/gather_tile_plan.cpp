@@ -168,11 +168,12 @@ void plan_gather_tiles(const GatherProblem& p, const GatherTileChoice& choice, b
   const LaunchTuning& tuning = plan.tuning.config;
   int tile_a = 0, tile_b = 0;
   tile_edges(s.sizes[s.ndim - 1], s.sizes[dim_b], tuning.threads, tile_a, tile_b);
+  const int block = tile_threads(tuning.threads, tile_a, tile_b);
   shrink_to_shared_memory(tile_a, tile_b, [&](int a, int b) {
     const int64_t index_bytes = choice.index_staged ? int64_t(a) * staged_tile_pitch(p.index_bytes, b) * p.index_bytes : 0;
     return int64_t(a) * staged_tile_pitch(p.element_bytes, b) * p.element_bytes + index_bytes;
   });
-  const int threads = int(std::min<int64_t>(tuning.threads, int64_t(tile_a) * tile_b));
+  const int threads = std::min(block, tile_a * tile_b);
   const int dims = s.ndim <= 3 ? s.ndim : kMaxDims;
   using F = GatherSpecFields;
   plan.spec.fields[F::kDims] = dims;
