@@ -31,6 +31,14 @@ uint32_t staged_along(const ElementwiseProblem& p, const IterationSpace& s, int 
   return mask;
 }
 
+// The bytes an element of the space moves over all array operands (numbers move none).
+int64_t bytes_an_element(const ElementwiseProblem& p) {
+  int64_t bytes = 0;
+  for (int k = 0; k < p.inputs + p.outputs; ++k)
+    if (!p.scalar[k]) bytes += dtype_info(p.dtypes[k]).bytes();
+  return bytes;
+}
+
 // Whether the tiles run over the batch before b: where an input is broadcast along a batch dim (stride 0
 // there; the batch is every dim but a and b) and, b first, the tiles between two reads of its stretch (every
 // tile along a and b, over the batch dims inside that one) move more bytes than the L2 holds. Then the
@@ -39,9 +47,7 @@ uint32_t staged_along(const ElementwiseProblem& p, const IterationSpace& s, int 
 // seeds 100-600 run batch first: 1.00x, from 0.84x to 1.78x).
 bool batch_first(const ElementwiseProblem& p, const IterationSpace& s, int b, const DeviceInfo& device) {
   const int a = s.ndim - 1;
-  int64_t element_bytes = 0;
-  for (int k = 0; k < p.inputs + p.outputs; ++k)
-    if (!p.scalar[k]) element_bytes += dtype_info(p.dtypes[k]).bytes();
+  const int64_t element_bytes = bytes_an_element(p);
   for (int k = 0; k < p.inputs; ++k) {
     if (p.scalar[k]) continue;
     int64_t between = s.sizes[a] * s.sizes[b];  // elements between two reads of a stretch along the batch dim d
@@ -82,9 +88,7 @@ double walk_sector_bytes(const ElementwiseProblem& p, const IterationSpace& s, i
 // chosen, 4-15% faster; NOTES 97). Broadcast operands the walk reads a sector an element of keep the tile
 // (seed 171's uint8 (16x2x215x16384) plus a transposed (215x16384): tiled 199.9 us, walked 891.7).
 bool staging_saves_little(const ElementwiseProblem& p, const IterationSpace& s, uint32_t staged) {
-  double element_bytes = 0;
-  for (int k = 0; k < p.inputs + p.outputs; ++k)
-    if (!p.scalar[k]) element_bytes += dtype_info(p.dtypes[k]).bytes();
+  const double element_bytes = double(bytes_an_element(p));
   for (int k = 0; k < p.inputs + p.outputs; ++k) {
     if (!((staged >> k) & 1)) continue;
     bool broadcast = false;
