@@ -442,18 +442,20 @@ def test_a_few_rows_take_their_blocks_in_groups_and_a_full_index_a_warp_a_row():
     assert params_of(r).block_rows == 0
 
 
-def test_narrow_compare_and_swap_updates_through_a_full_index_take_a_warp_a_row():
-    """Products, max and min of 8- and 16-bit elements (compare-and-swap loops on 32-bit words) through a
-    full index into a transposed self: a warp along one row of the index (32 lanes), where 4-byte elements
-    and native reductions keep lanes_along_index's narrow warps across neighbouring rows (NOTES 98)."""
+def test_compare_and_swap_updates_through_a_full_index_take_a_warp_a_row():
+    """Products of every width, and max and min of 8- and 16-bit elements (compare-and-swap loops) through
+    a full index into a transposed self: a warp along one row of the index (32 lanes), whose runs and peers
+    combine a row's repeats; max and min of 4 and 8 bytes (native reductions) keep lanes_along_index's narrow
+    warps across rows (NOTES 98)."""
     def lanes(dtype, reduce):  # seed 815's shape: 8192 terms a row into (128 x 1270), self transposed
         args = (V([128, 1270], dtype, strides=[1, 128]), 1, V([128, 8192], "int64"), V([128, 8192], dtype), reduce)
         (r,) = plans("scatter_reduce_", *args)
         return r["block"][0]
-    for dtype, reduce in (("bfloat16", "prod"), ("float16", "amax"), ("int8", "amin")):
+    for dtype, reduce in (("bfloat16", "prod"), ("float32", "prod"), ("float64", "prod"), ("float16", "amax"),
+                          ("int8", "amin")):
         assert lanes(dtype, reduce) == 32, (dtype, reduce)
-    for dtype, reduce in (("float32", "prod"), ("int32", "amax"), ("float32", "amax")):
-        assert lanes(dtype, reduce) == 4, (dtype, reduce)
+    for dtype, reduce in (("int32", "amax"), ("float32", "amax"), ("float64", "amin")):
+        assert lanes(dtype, reduce) in (4, 8), (dtype, reduce)
 
 
 def test_a_warp_across_narrow_rows_combines_hot_peers_across_its_rows():

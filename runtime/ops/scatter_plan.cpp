@@ -436,22 +436,26 @@ bool few_rows_full_index(const ScatterProblem& p, unsigned lanes, const LaunchTu
          s.numel() >= int64_t(2) * device.sm_count * tune.threads;
 }
 
-// Compare-and-swap updates of 8- and 16-bit elements (products, max and min)
+// Compare-and-swap updates (products; max and min of 8- and 16-bit elements)
 // through a full index: the warp goes along one row too, whatever the rows.
-// lanes_along_index's narrow warps (4 lanes over 8 neighbouring rows) count
-// the rows' writes as sharing sectors, but each row of a full index picks its
-// own destinations, and a 16-bit element's CAS takes the 32-bit word it shares
-// with its neighbour (in a transposed self, the next row's element). H100,
-// NOTES 98, the 40 such plans of seeds 100-1802: 1.35x faster in geomean
-// (products 1.56x, max 1.19x, min 1.10x), up to 8x (seed 815's bfloat16 product
-// of 8192 terms a row into (128x1270) transposed: 291.7 -> 36.4 us, PyTorch
-// 1514.6; 1750's float16 product 129.5 -> 63.3 ms, PyTorch 127.5); the slowest
-// 1.29x (small grids of 10-14 us, seed 1186's float16 product 9.9 -> 12.7 us,
-// PyTorch 22.3) and 1.21x (seed 451's float16 amax 113.6 -> 137.4, PyTorch
-// 223.3). Which of the shared sectors' count and the shared words costs the
-// narrow warp its time was not measured apart.
-bool narrow_cas_full_index(const ScatterProblem& p) {
-  return is_cas_update(p) && p.element_bytes < 4 && p.space.strides[kIndexOperand][0] != 0;
+// lanes_along_index's narrow warps (4 lanes over 8 rows a warp) count
+// the rows' writes as sharing sectors, which holds for an index that is the
+// same along the rows (index_add_'s), not for a full index, whose rows pick
+// their own destinations; and a row's repeated destinations, which a warp's
+// runs and peers combine before their CAS loops contend, meet in 4 lanes a
+// warp instead of 32. H100, NOTES 98: the 40 plans of seeds 100-1802 with 8-
+// and 16-bit elements 1.35x faster in geomean (products 1.56x, max 1.19x, min
+// 1.10x; seed 815's bfloat16 product of 8192 terms a row into (128x1270)
+// transposed 291.7 -> 36.4 us, PyTorch 1514.6), the slowest 1.29x (small
+// grids of 10-14 us: seed 1186's float16 product 9.9 -> 12.7, PyTorch 22.3)
+// and 1.21x (451's float16 amax 113.6 -> 137.4, PyTorch 223.3); the 19
+// products of 4 and 8 bytes 1.32x (seed 1028's float32 along sorted rows
+// 2002.5 -> 226.0 us, PyTorch 5170.7), the slowest 1.18x (1697's float32
+// 98.5 -> 116.7, PyTorch 100.8). Max and min of 4 and 8 bytes, native
+// reductions (after a read for floats), ran 1.04x slower (46 plans, int32
+// amax up to 1.46x) and keep the narrow warp.
+bool cas_through_full_index(const ScatterProblem& p) {
+  return is_cas_update(p) && p.space.strides[kIndexOperand][0] != 0;
 }
 
 // A 2-D block whose rows pass the tensor's (a few rows reached through the
@@ -712,7 +716,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
     tune.adapt_unroll = false;
   }
   unsigned lanes_x = rows_through_index ? lanes_along_index(p) : 1024;
-  if (rows_through_index && lanes_x < 32 && (narrow_cas_full_index(p) || few_rows_full_index(p, lanes_x, tune, device)))
+  if (rows_through_index && lanes_x < 32 && (cas_through_full_index(p) || few_rows_full_index(p, lanes_x, tune, device)))
     lanes_x = 32;
   LaunchShape shape;
   if (owned) shape = owned_launch_shape(p, owned_axis(p), vec, tuning, device);
