@@ -9,7 +9,7 @@ namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"unit",   "index",  "dims",   "offset", "wrap",  "flat",
                                                       "unroll", "threads", "tile_a", "tile_b", "index_each",
-                                                      "reuse"};
+                                                      "reuse",  "row_local"};
 
 std::string gather_body(const KernelSpec& s) {
   using F = GatherSpecFields;
@@ -35,7 +35,8 @@ std::string gather_body(const KernelSpec& s) {
              std::to_string(flat_dims) + (reuse ? ", true>" : ">");
     if (dims == 2)
       call = "jitops::gather_2d<" + unit + ", " + index_type + ", " + flags + ", " + std::to_string(f[F::kUnroll]) +
-             ", " + (f[F::kIndexReuse] > 1 ? "true" : "false") + ">(p);";
+             ", " + (f[F::kIndexReuse] > 1 ? "true" : "false") + ", " + (f[F::kRowLocal] ? "true" : "false") +
+             ">(p);";
     else
       call = "jitops::gather_linear<" + unit + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
              (generic ? "true" : "false") + ", " + flags + ", " + std::to_string(f[F::kUnroll]) + ", " +

@@ -20,6 +20,7 @@ struct GatherSpecFields {
                       // through shared memory along a first (dense along a, varying along b); 0: one a tile
     kIndexReuse,      // rows an index load serves (an index expanded along them; 1: none): the linear
                       // layout's rows of one dim a unit, or the 2-D layout's rows of a thread
+    kRowLocal,        // 1: the 2-D layout's block makes every column of its rows (gather_row_local.h)
   };
 };
 

@@ -1,5 +1,5 @@
 """Where a tiny forward-plus-backward call's host time goes, jitops' C++ autograd nodes beside PyTorch's
-(issue 19 item 5; take added for NOTES 94): torch.profiler's CPU events (the engine's evaluate_function per node, the ops inside
+(issue 19 item 5; take added for NOTES 94, add for 99): torch.profiler's CPU events (the engine's evaluate_function per node, the ops inside
 it) over a loop of each side, and the loop's wall time per call, sides alternated."""
 
 import statistics
@@ -36,6 +36,11 @@ cases = {
     "mul forward": (lambda: jitops.mul(x.detach(), y.detach()), lambda: torch.mul(x.detach(), y.detach())),
     "mul grad only": (lambda: torch.autograd.grad(jitops.mul(x, y).sum(), [x, y]),
                       lambda: torch.autograd.grad(torch.mul(x, y).sum(), [x, y])),
+    "add": (lambda: jitops.add(x, y).sum().backward(), lambda: torch.add(x, y).sum().backward()),
+    "add forward (grad)": (lambda: jitops.add(x, y), lambda: torch.add(x, y)),
+    "add forward+sum (grad)": (lambda: jitops.add(x, y).sum(), lambda: torch.add(x, y).sum()),
+    "add grad only": (lambda: torch.autograd.grad(jitops.add(x, y).sum(), [x, y]),
+                      lambda: torch.autograd.grad(torch.add(x, y).sum(), [x, y])),
 }
 which = sys.argv[1:] or list(cases)
 for name in which:

@@ -10,6 +10,7 @@
 #include "runtime/arg_error.h"
 #include "runtime/int_math.h"
 #include "runtime/ops/gather_block_order.h"
+#include "runtime/ops/gather_row_local.h"
 #include "runtime/ops/gather_tile_plan.h"
 
 namespace jitops {
@@ -245,18 +246,28 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   if (reuse.extent > 0) shape_tuning.unroll = std::max(1, 2 * tuning.unroll / reuse.rows);
   LaunchShape shape = choose_launch_shape(p.space, device, shape_tuning);
   pack_short_rows(p.space, device, tuning.threads, shape);
-  const unsigned row_passes = gather_row_passes(p, shape, device);
+  const int row_local = gather_row_local_columns(p, shape, device, tuning.threads);
+  const unsigned row_passes = row_local ? 0 : gather_row_passes(p, shape, device);
   if (row_passes) shape.grid[1] = row_passes;
+  if (row_local) {  // a block a row, `row_local` columns a thread at a time
+    shape.unroll = row_local;
+    shape.block[0] = unsigned(tuning.threads);
+    shape.block[1] = 1;
+    shape.grid[0] = 1;
+    shape.grid[1] = unsigned(std::min<int64_t>(65535, p.space.sizes[0]));
+  }
   const int dims = shape.dims;
   plan.spec.fields[F::kDims] = dims;
   plan.spec.fields[F::kUnroll] = shape.unroll;
-  plan.spec.fields[F::kIndexReuse] = dims == 2 ? (reuse.shared_rows ? shape.unroll : 1) : reuse.rows;
+  plan.spec.fields[F::kIndexReuse] = dims == 2 ? (reuse.shared_rows && !row_local ? shape.unroll : 1) : reuse.rows;
   plan.spec.fields[F::kMaxThreads] = tuning.threads;
+  plan.spec.fields[F::kRowLocal] = row_local ? 1 : 0;
 
-  const GatherBlockOrder order = gather_block_order(p, shape, device, tuning.threads);
+  const GatherBlockOrder order = row_local ? GatherBlockOrder() : gather_block_order(p, shape, device, tuning.threads);
   if (order.row_group_a_block) shape.grid[1] = gather_row_groups(p, shape);
   if (order.regime) plan.regime = order.regime;
   if (row_passes) plan.regime = "2-D, one row group a block";
+  if (row_local) plan.regime = "2-D, a block a row over every column";
   if (bits == 32)
     fill_params_for_dims<32>(p, reuse, dims, order.band, error_slot, plan);
   else
