@@ -158,39 +158,8 @@ __device__ __forceinline__ void gather_linear(const P& p) {
   }
 }
 
-// One column's units over a thread's Unroll rows from `base`, Unroll rows
-// blockDim.y apart (gather_2d). ShareIndex: the index does not vary along
-// rows, so those rows share the first one's index load.
-template <typename Unit, typename IndexT, bool Wrap, bool Flat, int Unroll, bool ShareIndex, typename P>
-__device__ __forceinline__ void gather_2d_column(const P& p, typename P::Linear col, typename P::Linear base,
-                                                 typename P::Linear rows) {
-  typedef typename P::Linear Linear;
-  typedef typename P::Stride Stride;
-  const Stride out_col = (Stride)col * p.out_strides[1];
-  const Stride x_col = (Stride)col * p.x_strides[1];
-  const Stride index_col = (Stride)col * p.index_strides[1];
-  bool valid[Unroll];
-  IndexT raw[Unroll];
-  Stride x_off[Unroll], out_off[Unroll];
-#pragma unroll
-  for (int k = 0; k < Unroll; ++k) {
-    Stride row = (Stride)(base + (Linear)k * blockDim.y);
-    valid[k] = (Linear)row < rows;
-    raw[k] = 0;
-    x_off[k] = x_col + row * p.x_strides[0];
-    out_off[k] = out_col + row * p.out_strides[0];
-    if (ShareIndex && k > 0)
-      raw[k] = raw[0];
-    else if (valid[k])
-      raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + index_col + row * p.index_strides[0]);
-  }
-  gather_units<Unit, IndexT, Wrap, Flat, Unroll>(p, valid, raw, x_off, out_off, [&](int k) {
-    return (int64_t)(base + (Linear)k * blockDim.y) * p.index_positions[0] + (int64_t)col * p.index_positions[1];
-  });
-}
-
-// The 2-D walk: a thread takes one column of a block's column range and
-// walks the rows a grid's height apart.
+// ShareIndex: the index does not vary along rows, so a thread's Unroll rows
+// share the first one's index load.
 // p.band: the blocks' order (jitops/block_order.cuh).
 // RowLocal (gather_row_local.cpp): one block a row, its threads walking
 // every column of it, Unroll columns a thread at a time, so that the row of x
@@ -200,10 +169,10 @@ __device__ __forceinline__ void gather_2d_column(const P& p, typename P::Linear 
 template <typename Unit, typename IndexT, bool Wrap, bool Flat, int Unroll, bool ShareIndex, bool RowLocal, typename P>
 __device__ __forceinline__ void gather_2d(const P& p) {
   typedef typename P::Linear Linear;
+  typedef typename P::Stride Stride;
   const Linear rows = p.sizes[0].divisor, cols = p.sizes[1].divisor;
   if constexpr (RowLocal) {
     // Unroll columns a thread at a time, blockDim.x apart, their loads in flight together.
-    typedef typename P::Stride Stride;
     for (Linear row = (Linear)blockIdx.y * blockDim.y + threadIdx.y; row < rows; row += (Linear)gridDim.y * blockDim.y) {
       const Stride out_row = (Stride)row * p.out_strides[0], x_row = (Stride)row * p.x_strides[0];
       const Stride index_row = (Stride)row * p.index_strides[0];
@@ -225,13 +194,34 @@ __device__ __forceinline__ void gather_2d(const P& p) {
         });
       }
     }
-  } else {
-    const BlockPlace block = block_place_banded(p.band);
-    const Linear col = (Linear)block.col * blockDim.x + threadIdx.x;
-    if (col >= cols) return;
-    const Linear step = (Linear)gridDim.y * blockDim.y * Unroll;
-    for (Linear base = (Linear)block.row * blockDim.y * Unroll + threadIdx.y; base < rows; base += step)
-      gather_2d_column<Unit, IndexT, Wrap, Flat, Unroll, ShareIndex>(p, col, base, rows);
+    return;
+  }
+  const BlockPlace block = block_place_banded(p.band);
+  const Linear col = (Linear)block.col * blockDim.x + threadIdx.x;
+  if (col >= cols) return;
+  const Stride out_col = (Stride)col * p.out_strides[1];
+  const Stride x_col = (Stride)col * p.x_strides[1];
+  const Stride index_col = (Stride)col * p.index_strides[1];
+  const Linear step = (Linear)gridDim.y * blockDim.y * Unroll;
+  for (Linear base = (Linear)block.row * blockDim.y * Unroll + threadIdx.y; base < rows; base += step) {
+    bool valid[Unroll];
+    IndexT raw[Unroll];
+    Stride x_off[Unroll], out_off[Unroll];
+#pragma unroll
+    for (int k = 0; k < Unroll; ++k) {
+      Stride row = (Stride)(base + (Linear)k * blockDim.y);
+      valid[k] = (Linear)row < rows;
+      raw[k] = 0;
+      x_off[k] = x_col + row * p.x_strides[0];
+      out_off[k] = out_col + row * p.out_strides[0];
+      if (ShareIndex && k > 0)
+        raw[k] = raw[0];
+      else if (valid[k])
+        raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + index_col + row * p.index_strides[0]);
+    }
+    gather_units<Unit, IndexT, Wrap, Flat, Unroll>(p, valid, raw, x_off, out_off, [&](int k) {
+      return (int64_t)(base + (Linear)k * blockDim.y) * p.index_positions[0] + (int64_t)col * p.index_positions[1];
+    });
   }
 }
 
