@@ -11,6 +11,16 @@ namespace {
 const char* const kFieldNames[KernelSpec::kFields] = {"element", "index", "dims", "offset", "op", "vec",
                                                       "alpha", "unroll", "threads", "lane_runs", "owned", nullptr};
 
+// The unsigned integer of an element's width: what a kernel that only moves bits is instantiated with.
+const char* bits_type(int element) {
+  switch (element) {
+    case kElemInt8: case kElemUInt8: return "unsigned char";
+    case kElemInt16: case kElemFloat16: case kElemBFloat16: return "unsigned short";
+    case kElemInt32: case kElemFloat32: return "unsigned int";
+    default: return "unsigned long long";
+  }
+}
+
 std::string scatter_body(const KernelSpec& s) {
   using F = ScatterSpecFields;
   const auto& f = s.fields;
@@ -24,6 +34,12 @@ std::string scatter_body(const KernelSpec& s) {
   const char* index_type = f[F::kIndexBytes] == 4 ? "int" : "long long";
   const std::string linear_args = element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
                                   (generic ? "true" : "false");
+  if (f[F::kOp] == kScatterFillMarked)  // index_fill_'s pass over self (fill_marked.cuh): bits of the width
+    return "#include \"fill_marked.cuh\"\n\n"
+           "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
+           "jitops_kernel(const jitops::FillMarkedParams<" + std::to_string(f[F::kOffsetBits]) + ", " +
+           std::to_string(dims) + "> p) {\n  jitops::fill_marked<" + bits_type(f[F::kElement]) + ", " +
+           index_type + ", " + std::to_string(f[F::kVec]) + ">(p);\n}\n";
   if (f[F::kOp] >= kScatterRowCount) {  // the row sums' kernels (row_sort.cuh, row_private.cuh)
     const std::string vec_alpha_unroll = std::to_string(f[F::kVec]) + ", " + (f[F::kAlpha] ? "true" : "false") + ", " +
                                          std::to_string(f[F::kUnroll]) + ">";

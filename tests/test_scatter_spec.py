@@ -16,6 +16,15 @@ def plans(op, *args, **kwargs):
     return jitops.explain(op, *args, arch="sm_90", **kwargs)
 
 
+@pytest.fixture
+def index_walk():
+    """index_fill_ through the index walk where the marked pass would take it (whose plans
+    tests/test_fill_marked_spec.py checks)."""
+    jitops._core._set_fill_marked_mode(0)
+    yield
+    jitops._core._set_fill_marked_mode(-1)
+
+
 def test_index_add_rows_vectorize_and_pick_a_regime():
     (r,) = plans("index_add_", V([32, 1024, 1024], "float32"), 0, V([15], "int64"), V([15, 1024, 1024], "float32"))
     assert r["spec"]["vec"] == 4 and r["spec"]["op"] == 0 and r["regime"] == "small-index"
@@ -143,7 +152,7 @@ def walk(report):
     return [p.sizes[d].divisor for d in range(p.ndim)], [p.self_strides[d] for d in range(p.ndim)]
 
 
-def test_index_runs_of_self_order_the_walk():
+def test_index_runs_of_self_order_the_walk(index_walk):
     """Dims the index does not vary along, dense in self, go innermost; the index's dim outside them when
     their run is long (whole slices written side by side), at the axis's stride when it is short."""
     # int32 pairs of a transposed self (strides 16, 1, 2): each row's 14 fills stay inside its 64 bytes,
@@ -173,7 +182,7 @@ def test_a_self_past_half_the_l2_is_walked_in_its_own_order():
     assert walk(r)[0][0] == 1000
 
 
-def test_rows_a_few_bytes_apart_in_self_share_a_warp():
+def test_rows_a_few_bytes_apart_in_self_share_a_warp(index_walk):
     """Where each lane of a row reaches its own destination through the index and self's rows lie a few
     bytes apart, a warp's lanes along the index are the fewest sectors read plus twice written: the rest of
     the warp takes further rows, whose writes share sectors."""
@@ -633,7 +642,7 @@ def test_owned_walk_takes_slow_atomics_whose_owners_fill_the_gpu_side_by_side(ow
                 V([40, 2048], "float16"))["regime"] != "owned"
 
 
-def test_plain_stores_of_two_bytes_or_more_take_a_grid_over_all_their_units():
+def test_plain_stores_of_two_bytes_or_more_take_a_grid_over_all_their_units(index_walk):
     """index_copy_ and index_fill_ of 2-byte or wider elements launch a block for every 1024 units rather
     than loop a grid capped at 16 waves: bfloat16 fills of a step-3 slice (seed 918) ran 234.7 us capped,
     191.8 uncapped (PyTorch 193.2). Single bytes and the adds keep the cap (16 waves of 8 blocks on 132

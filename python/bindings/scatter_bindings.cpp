@@ -15,6 +15,7 @@
 #include "python/bindings/torch_tensors.h"
 #include "runtime/arg_error.h"
 #include "runtime/driver_api.h"
+#include "runtime/ops/fill_marked_plan.h"
 #include "runtime/ops/row_sum_plan.h"
 #include "runtime/ops/scatter_ops.h"
 
@@ -257,6 +258,8 @@ void bind_scatter_ops(py::module_& m) {
         "Development knob: the owned walk (a thread takes every term of its destinations) -1 where it pays, "
         "0 never, 1 wherever it applies.");
   m.def("_owned_walk", &owned_walk_mode);
+  m.def("_set_fill_marked_mode", &set_fill_marked_mode,
+        "Development knob: index_fill_'s marked pass over self -1 where it pays, 0 never, 1 wherever it applies.");
   m.def("_set_row_sum_mode", &set_row_sum_mode,
         "Development knob: row sums 0 off, 1 where they pay, 2 sorted wherever they apply, 3 private copies "
         "wherever they fit.");

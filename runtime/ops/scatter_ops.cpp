@@ -134,6 +134,7 @@ ScatterProblem index_fill_problem(const TensorDesc& self, int64_t dim, const Ten
   }
   p.axis_size = dim_size(self, d);
   p.axis_stride = self.ndim == 0 ? 0 : self.strides[d];
+  p.axis_dim = d;
   return p;
 }
 

@@ -10,6 +10,7 @@
 #include "jitops/sort_params.h"
 #include "runtime/arg_error.h"
 #include "runtime/int_math.h"
+#include "runtime/ops/fill_marked_plan.h"
 
 namespace jitops {
 namespace {
@@ -580,6 +581,7 @@ void set_owned_walk_mode(int mode) { g_owned_walk_mode = mode; }
 bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan) {
   if (p.space.numel() == 0) return false;
   p.space.operands = kScatterOperands;
+  if (p.op == kScatterFill && plan_fill_marked(p, device, error_slot, plan)) return true;
   const bool linear_pass = p.op == kScatterMeanFinish || p.op == kScatterDetKeys || p.op == kScatterDetReduce;
   if (!linear_pass) {  // walk self as it lies in memory, then src (the linear passes keep the C order they sort by)
     // An index that stays the same along a dim where self is dense

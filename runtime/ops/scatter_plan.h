@@ -29,6 +29,7 @@ struct ScatterProblem {
   int64_t axis_size = 0;
   bool wrap_negative = false;  // index i < 0 names i + axis_size (numpy.take's gradient)
   int64_t axis_stride = 0;
+  int axis_dim = -1;      // index_fill_: the axis among the space's dims as built (before planning orders them)
   int64_t counts_axis_stride = 0;
   int op = 0;             // ScatterOp
   bool has_alpha = false;

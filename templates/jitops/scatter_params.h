@@ -32,6 +32,8 @@ enum ScatterOp : int32_t {
   kScatterRowTileSort = 14,  // ... (after place) sorts each bucket by destination
   kScatterRowPrivate = 15,   // or, few destinations: rows added into private copies of self's rows in
                              // shared memory (row_private.cuh), one launch
+  kScatterFillMarked = 16,   // index_fill_ as one pass over self, where the index marked the element's
+                             // position along the axis (fill_marked.cuh, FillMarkedParams)
 };
 
 template <int Bits, int Dims>
