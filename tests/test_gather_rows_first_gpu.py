@@ -118,10 +118,12 @@ def test_full_index_gather_in_bands_reports_the_first_bad_position():
 
 # index_select / take along dim 1 of an x whose rows are 8 MB, through random values (more than a row has
 # sectors), so that blocks walking several row groups would span more of x than half of L2: one row group a
-# block (gather_row_passes in runtime/ops/gather_block_order.cpp). 24 rows of 4 a group; the int64 case's 48
-# rows of 1M elements leave the last group whole too, so a partial one comes from 23 rows.
+# block (gather_row_passes in runtime/ops/gather_block_order.cpp). A group's rows with the index would pass
+# half of L2 too at 4 rows: 2 rows a thread and a group, and 1 for the float32 rows of 16 MB; 23 rows leave a
+# partial group, 9 rows of one a group none.
 ROW_PASS_CASES = [("uint8", 24, 8 << 20, 2 << 20), ("float16", 23, 4 << 20, (2 << 20) + 1),
-                  ("float32", 24, 2 << 20, (1 << 20) + 3), ("int64", 48, 1 << 20, (1 << 19) + 7)]
+                  ("float32", 24, 2 << 20, (1 << 20) + 3), ("int64", 48, 1 << 20, (1 << 19) + 7),
+                  ("float32", 9, 4 << 20, (2 << 20) + 5)]
 
 
 @pytest.mark.parametrize("dtype,rows,axis,n", ROW_PASS_CASES)

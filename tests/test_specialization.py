@@ -273,7 +273,8 @@ def test_gather_full_index_walks_bands_of_column_ranges_where_random_draws_would
 def test_gather_many_values_along_large_rows_take_one_row_group_a_block():
     """index_select along the rows (the index the same down a column): where the y blocks would each walk
     several row groups of 4 rows, spanning more of x than half of L2, with at least as many values as a row
-    has sectors and an index that stays in L2, every block takes one row group."""
+    has sectors and an index that stays in L2, every block takes one row group, of fewer rows where one
+    group's rows lying apart would pass half of L2 themselves."""
     passes = "2-D, one row group a block"
     r = spec("index_select", V([79, 524288], "float32"), 1, V([700128], "int64"))  # seed 713's case
     assert r["regime"] == passes and r["grid"][:2] == (2735, 20) and r["spec"]["unroll"] == 4
@@ -284,5 +285,12 @@ def test_gather_many_values_along_large_rows_take_one_row_group_a_block():
     # a 30 MB index read once a pass would leave L2 (an expanded index: gather's form of the same walk)
     r = spec("gather", V([5, 2097152], "uint64"), 1, V([5, 7544374], "int32", strides=[0, 1]))
     assert r["regime"] is None and r["spec"]["dims"] == 2
+    # 4 rows of 8 MB a group with a 1.5 MB index pass half of L2: 2 rows a thread, 6 groups
     r = spec("index_select", V([11, 2097152], "int32"), 1, V([368392], "int32"))
-    assert r["regime"] == passes and r["grid"][1] == 3
+    assert r["regime"] == passes and r["grid"][1] == 6 and r["spec"]["unroll"] == 2
+    # seed 1819's rows of 12.4 MB: a row a thread, a group a row
+    r = spec("index_select", V([16, 6223695], "int16"), 1, V([2456804], "int32"))
+    assert r["regime"] == passes and r["grid"][:2] == (9597, 16) and r["spec"]["unroll"] == 1
+    # a transposed x's rows interleave, sharing sectors: a thread's 4 rows read them at once
+    r = spec("index_select", V([13, 2097152], "float64", strides=[1, 13]), 1, V([2772120], "int32"))
+    assert r["regime"] == passes and r["grid"][1] == 4 and r["spec"]["unroll"] == 4

@@ -92,7 +92,7 @@ int full_index_band(const GatherProblem& p, const LaunchShape& shape, const Devi
 // 488; ncu, H100). Each pass reads the index again, so it must stay in L2:
 // an expanded index of 30 MB over 2 passes (seed 478) went 124.5 -> 156 us.
 // Measured over 16 plans where 6 meet it (NOTES 87).
-unsigned gather_row_passes(const GatherProblem& p, const LaunchShape& shape, const DeviceInfo& device) {
+unsigned gather_row_passes(const GatherProblem& p, LaunchShape& shape, const DeviceInfo& device) {
   const IterationSpace& s = p.space;
   if (p.flat || shape.dims != 2 || s.strides[kIndex][0] != 0 || p.axis_size < 1) return 0;
   if (shape.grid[0] < unsigned(2 * device.sm_count)) return 0;  // the columns alone fill the GPU twice over
@@ -104,7 +104,19 @@ unsigned gather_row_passes(const GatherProblem& p, const LaunchShape& shape, con
   const int64_t row_bytes = p.axis_size * element_span;   // the sectors of one row the index may name
   if (s.sizes[1] * 32 < row_bytes) return 0;              // fewer draws than sectors: little to share
   if (walked * group_rows * row_bytes <= device.l2_bytes / 2) return 0;
-  if ((s.max_offset(kIndex) + 1) * p.index_bytes > device.l2_bytes / 4) return 0;
+  const int64_t index_bytes = (s.max_offset(kIndex) + 1) * p.index_bytes;
+  if (index_bytes > device.l2_bytes / 4) return 0;
+  // A group's own rows, with the index, must fit as well, where x's rows lie
+  // apart (a sector or more): fewer rows a thread (each still loading its
+  // index value once for its rows) until they do. Seed 1819's int16
+  // index_select of (16x6223695) by 2456804 random values took groups of 4
+  // rows of 12.4 MB, the whole L2: 698 -> 387 us (PyTorch 419). Rows that
+  // interleave (a transposed x) share their sectors, and a thread's rows read
+  // them at once: split, float64 (13x2097152) lost 494 -> 1145 us (NOTES 100).
+  const bool rows_apart = std::abs(s.strides[kX][0]) * p.element_bytes >= 32;
+  while (rows_apart && shape.unroll > 1 &&
+         int64_t(shape.block[1]) * shape.unroll * row_bytes + index_bytes > device.l2_bytes / 2)
+    shape.unroll /= 2;
   return gather_row_groups(p, shape);
 }
 

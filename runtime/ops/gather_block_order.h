@@ -18,8 +18,9 @@ struct GatherBlockOrder {
 // Row groups in passes (the index the same along a row, so a thread's rows
 // share its load): the grid's y extent that gives every block one row group,
 // where blocks walking several would keep more of x in flight than L2 holds;
-// 0 to keep the shape.
-unsigned gather_row_passes(const GatherProblem& p, const LaunchShape& shape, const DeviceInfo& device);
+// 0 to keep the shape. Lowers shape.unroll (a thread's rows) where one
+// group's rows alone would not fit.
+unsigned gather_row_passes(const GatherProblem& p, LaunchShape& shape, const DeviceInfo& device);
 
 GatherBlockOrder gather_block_order(const GatherProblem& p, const LaunchShape& shape, const DeviceInfo& device,
                                     int threads);
