@@ -40,7 +40,8 @@ std::string scatter_body(const KernelSpec& s) {
            "jitops_kernel(const jitops::FillMarkedParams<" + std::to_string(f[F::kOffsetBits]) + ", " +
            std::to_string(dims) + "> p) {\n  jitops::fill_marked<" + bits_type(f[F::kElement]) + ", " +
            index_type + ", " + std::to_string(f[F::kVec]) + ">(p);\n}\n";
-  if (f[F::kOp] >= kScatterRowCount) {  // the row sums' kernels (row_sort.cuh, row_private.cuh)
+  // the row sums' kernels (row_sort.cuh, row_private.cuh)
+  if (f[F::kOp] >= kScatterRowCount && f[F::kOp] <= kScatterRowPrivate) {
     const std::string vec_alpha_unroll = std::to_string(f[F::kVec]) + ", " + (f[F::kAlpha] ? "true" : "false") + ", " +
                                          std::to_string(f[F::kUnroll]) + ">";
     const bool is_private = f[F::kOp] == kScatterRowPrivate;
@@ -55,7 +56,11 @@ std::string scatter_body(const KernelSpec& s) {
            "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
            "jitops_kernel(const jitops::RowSortParams p) {\n  jitops::" + op + "(p);\n}\n";
   }
-  if (f[F::kOp] == kScatterMeanFinish) {
+  if (f[F::kOp] == kScatterPrivateAdd) {
+    header = "scatter_private.cuh";
+    call = "jitops::scatter_private<" + linear_args + ", " + (f[F::kAlpha] ? "true" : "false") + ", " +
+           std::to_string(f[F::kUnroll]) + ", " + std::to_string(f[F::kVec]) + ">(p);";
+  } else if (f[F::kOp] == kScatterMeanFinish) {
     call = "jitops::scatter_mean_finish<" + element + ", " + std::to_string(param_dims) + ", " +
            (generic ? "true" : "false") + ">(p);";
   } else if (f[F::kOp] == kScatterDetKeys) {
@@ -86,6 +91,22 @@ const char* scatter_element_type(int element) {
   static const char* const names[kNumScatterElements] = {
       "signed char", "unsigned char", "short", "int", "long long", "__half", "__nv_bfloat16", "float", "double"};
   return element >= 0 && element < kNumScatterElements ? names[element] : "?";
+}
+
+KernelSpec scatter_spec(int element, int index_bytes, int dims, int offset_bits, int op, int vec, int unroll,
+                        int threads) {
+  using F = ScatterSpecFields;
+  KernelSpec spec;
+  spec.family = KernelFamily::Scatter;
+  spec.fields[F::kElement] = element;
+  spec.fields[F::kIndexBytes] = index_bytes;
+  spec.fields[F::kDims] = dims;
+  spec.fields[F::kOffsetBits] = offset_bits;
+  spec.fields[F::kOp] = op;
+  spec.fields[F::kVec] = vec;
+  spec.fields[F::kUnroll] = unroll;
+  spec.fields[F::kMaxThreads] = threads;
+  return spec;
 }
 
 const KernelFamilyInfo& scatter_family_info() {

@@ -33,4 +33,8 @@ const char* scatter_element_type(int element);  // "float", "__half", ...
 
 const KernelFamilyInfo& scatter_family_info();
 
+// A spec of the family with the fields every launch names; alpha, lane_runs and owned 0.
+KernelSpec scatter_spec(int element, int index_bytes, int dims, int offset_bits, int op, int vec, int unroll,
+                        int threads);
+
 }  // namespace jitops

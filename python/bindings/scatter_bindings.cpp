@@ -18,6 +18,7 @@
 #include "runtime/ops/fill_marked_plan.h"
 #include "runtime/ops/row_sum_plan.h"
 #include "runtime/ops/scatter_ops.h"
+#include "runtime/ops/scatter_private_plan.h"
 
 namespace py = pybind11;
 
@@ -258,6 +259,9 @@ void bind_scatter_ops(py::module_& m) {
         "Development knob: the owned walk (a thread takes every term of its destinations) -1 where it pays, "
         "0 never, 1 wherever it applies.");
   m.def("_owned_walk", &owned_walk_mode);
+  m.def("_set_private_add_mode", &set_private_add_mode,
+        "Development knob: adds into private copies of a small self -1 where they pay, 0 never, 1 wherever "
+        "they fit.");
   m.def("_set_fill_marked_mode", &set_fill_marked_mode,
         "Development knob: index_fill_'s marked pass over self -1 where it pays, 0 never, 1 wherever it applies.");
   m.def("_set_row_sum_mode", &set_row_sum_mode,

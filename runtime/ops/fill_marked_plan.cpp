@@ -148,17 +148,7 @@ bool plan_fill_marked(const ScatterProblem& p, const DeviceInfo& device, IndexEr
   if (!pays(s, p, index_count, blocks)) return false;
 
   const int bits = fits_32bit(s) ? 32 : 64;
-  using F = ScatterSpecFields;
-  plan.spec = KernelSpec();
-  plan.spec.family = KernelFamily::Scatter;
-  plan.spec.fields[F::kElement] = p.element;
-  plan.spec.fields[F::kIndexBytes] = p.index_bytes;
-  plan.spec.fields[F::kDims] = s.ndim;
-  plan.spec.fields[F::kOffsetBits] = bits;
-  plan.spec.fields[F::kOp] = kScatterFillMarked;
-  plan.spec.fields[F::kVec] = vec;
-  plan.spec.fields[F::kUnroll] = 1;
-  plan.spec.fields[F::kMaxThreads] = kThreads;
+  plan.spec = scatter_spec(p.element, p.index_bytes, s.ndim, bits, kScatterFillMarked, vec, 1, kThreads);
   plan.regime = "marked pass over self";
   plan.tunable = false;
   plan.tuning = ResolvedTuning();

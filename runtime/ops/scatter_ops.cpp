@@ -30,6 +30,7 @@ ScatterProblem base(const TensorDesc& self, const TensorDesc& index, int op, int
   p.op_code = op_code;
   p.space.operands = kScatterOperands;
   self_span(self, p);
+  p.self_numel = self.numel();
   return p;
 }
 

@@ -11,6 +11,7 @@
 #include "runtime/arg_error.h"
 #include "runtime/int_math.h"
 #include "runtime/ops/fill_marked_plan.h"
+#include "runtime/ops/scatter_private_plan.h"
 
 namespace jitops {
 namespace {
@@ -167,6 +168,25 @@ void fill_params(const ScatterProblem& p, IndexErrorSlot* slot, LaunchPlan& plan
 template <int Bits>
 void fill_for_dims(const ScatterProblem& p, int dims, IndexErrorSlot* slot, LaunchPlan& plan) {
   with_param_dims(dims, [&](auto d) { fill_params<Bits, decltype(d)::value>(p, slot, plan); });
+}
+
+// Adds into private copies of a small self (runtime/ops/scatter_private_plan.h):
+// one launch, a unit an element, 4 a thread at a time.
+void plan_private_add(const ScatterProblem& p, const PrivateAddLayout& copies, IndexErrorSlot* slot,
+                      LaunchPlan& plan) {
+  const int dims = p.space.ndim <= kSpecializedDims ? p.space.ndim : 0;
+  const int bits = fits_32bit(p) ? 32 : 64;
+  plan.spec = scatter_spec(p.element, p.index_bytes, dims, bits, kScatterPrivateAdd, copies.flush_vec, 4, 256);
+  plan.spec.fields[ScatterSpecFields::kAlpha] = p.has_alpha;
+  plan.regime = "private copies of self";
+  plan.tunable = false;
+  if (bits == 32)
+    fill_for_dims<32>(p, dims, slot, plan);
+  else
+    fill_for_dims<64>(p, dims, slot, plan);
+  plan.block[0] = 256;
+  plan.grid[0] = copies.blocks;
+  plan.shared_bytes = copies.shared_bytes;
 }
 
 // What an accumulate launch depends on: element, index, op, the inner and
@@ -621,6 +641,13 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   if (!linear_pass) plan.tuning = resolve_tuning(scatter_point(p), device, LaunchTuning());
   const LaunchTuning& tuning = plan.tuning.config;
   const bool owned = !linear_pass && owned_walk(p, tuning, device);
+  if (!linear_pass && !owned && p.space.ndim <= kMaxDims) {
+    const PrivateAddLayout copies = private_add_layout(p, device);
+    if (copies.applies) {
+      plan_private_add(p, copies, error_slot, plan);
+      return true;
+    }
+  }
   int vec = 1;
   choose_vector(p, tuning.vector_bytes, owned, vec);
   if (p.space.ndim > kMaxDims)
@@ -744,17 +771,9 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   if (shape.dims == 2 && !small_index && !linear_pass && !owned) fold_block_rows(s, shape, p.block_rows);
 
   using F = ScatterSpecFields;
-  plan.spec = KernelSpec();
-  plan.spec.family = KernelFamily::Scatter;
-  plan.spec.fields[F::kElement] = p.element;
-  plan.spec.fields[F::kIndexBytes] = p.index_bytes;
-  plan.spec.fields[F::kDims] = shape.dims;
-  plan.spec.fields[F::kOffsetBits] = bits;
-  plan.spec.fields[F::kOp] = p.op;
-  plan.spec.fields[F::kVec] = vec;
+  plan.spec = scatter_spec(p.element, p.index_bytes, shape.dims, bits, p.op, vec, linear_pass ? 1 : shape.unroll,
+                           tuning.threads);
   plan.spec.fields[F::kAlpha] = p.has_alpha;
-  plan.spec.fields[F::kUnroll] = linear_pass ? 1 : shape.unroll;
-  plan.spec.fields[F::kMaxThreads] = tuning.threads;
   plan.spec.fields[F::kRunsInLanes] =
       owned ? 0 : shape.dims == 2 ? lane_runs_2d(p, shape, device) : lanes_may_share(s);
   plan.spec.fields[F::kOwned] = owned;

@@ -37,6 +37,7 @@ struct ScatterProblem {
   int64_t alpha_int = 1;
   unsigned char value[16] = {};
   int64_t self_lo = 0, self_hi = 0;  // self's span in element offsets
+  int64_t self_numel = 0;
   bool include_self = true;
   bool mean = false;                    // deterministic reduce: divide by the term count
   unsigned long long* keys = nullptr;   // deterministic passes

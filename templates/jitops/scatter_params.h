@@ -34,6 +34,8 @@ enum ScatterOp : int32_t {
                              // shared memory (row_private.cuh), one launch
   kScatterFillMarked = 16,   // index_fill_ as one pass over self, where the index marked the element's
                              // position along the axis (fill_marked.cuh, FillMarkedParams)
+  kScatterPrivateAdd = 17,   // adds into private copies of a small self in shared memory, then into self
+                             // (scatter_private.cuh)
 };
 
 template <int Bits, int Dims>
