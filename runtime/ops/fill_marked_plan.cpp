@@ -120,6 +120,11 @@ int64_t run_bytes(const IterationSpace& s, const ScatterProblem& p) {
 //   values of 16384: 18.4 -> 141.3).
 // Sorted values under the pieces rule lose a little (int64 (2x8192x32) sliced,
 // 16 sorted values of 32: 6.2 -> 8.3 us); the planner cannot tell them apart.
+// The counts' part of the rule, tested before any space is built (every index_fill_ call plans).
+bool enough_values(const ScatterProblem& p, int64_t index_count) {
+  return (index_count >= 3 && 4 * index_count >= p.axis_size) || 2 * index_count >= 3 * p.axis_size;
+}
+
 bool pays(const IterationSpace& s, const ScatterProblem& p, int64_t index_count, int64_t blocks) {
   if (g_mode.load() == 1) return true;
   const int64_t numel = s.numel();
@@ -137,9 +142,10 @@ bool plan_fill_marked(const ScatterProblem& p, const DeviceInfo& device, IndexEr
                       LaunchPlan& plan) {
   if (p.op != kScatterFill || g_mode.load() == 0 || p.axis_dim < 0) return false;
   if (p.axis_size < 1 || p.axis_size > kMaxMarks) return false;
+  const int64_t index_count = p.space.sizes[p.axis_dim];
+  if (g_mode.load() != 1 && !enough_values(p, index_count)) return false;
   const IterationSpace s = marked_space(p);
   if (s.ndim > 3) return false;
-  const int64_t index_count = p.space.sizes[p.axis_dim];
   const int64_t index_stride = p.space.strides[kIndexOperand][p.axis_dim];
   const int vec = unit_elements(s, p);
   const int64_t units = s.numel() / vec;
