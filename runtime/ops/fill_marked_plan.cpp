@@ -125,13 +125,13 @@ bool enough_values(const ScatterProblem& p, int64_t index_count) {
   return (index_count >= 3 && 4 * index_count >= p.axis_size) || 2 * index_count >= 3 * p.axis_size;
 }
 
+// The rest of the rule, once enough_values() holds (the pieces' counts hold unless the repeats' do).
 bool pays(const IterationSpace& s, const ScatterProblem& p, int64_t index_count, int64_t blocks) {
   if (g_mode.load() == 1) return true;
-  const int64_t numel = s.numel();
-  const bool pieces = run_bytes(s, p) < 32 && index_count >= 3 && 4 * index_count >= p.axis_size;
   const bool repeats = 2 * index_count >= 3 * p.axis_size;
+  const bool pieces = run_bytes(s, p) < 32;
   const bool axis_alone = s.ndim == 1 && s.strides[kMark][0] != 0;  // the walk stores each value once already
-  return (pieces || repeats) && !axis_alone && blocks * (index_count + 64) <= numel;
+  return (pieces || repeats) && !axis_alone && blocks * (index_count + 64) <= s.numel();
 }
 
 }  // namespace
