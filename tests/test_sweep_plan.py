@@ -179,6 +179,33 @@ def test_in_place_cases_start_every_timed_run_from_the_drawn_values():
     assert not torch.equal(theirs(), once)  # without the restore the product compounds
 
 
+def test_timed_in_place_sides_share_one_copy_and_the_check_keeps_two():
+    """The timing's two sides of an in-place op modify one copy of self (the same placement in memory for
+    both, NOTES 101), restored before each run, so each side's run gives its own result from the drawn
+    values; the correctness check's sides keep copies of their own."""
+    torch = pytest.importorskip("torch")
+    from jitops.bench import sweep
+    from jitops.bench.layouts import build_torch
+
+    case = next(c for c in draw_cases(1813, 10) if c.family == "index_fill_" and c.inplace
+                and sum(s.storage for s in c.operands.values() if hasattr(s, "storage")) < 1 << 20)
+    built = build_torch(torch, case.operands, "cpu", 4)
+    _, theirs = sweep._runners(torch, case, built, long_indices=True, shared_target=True)
+    other, _ = sweep._runners(torch, case, built, long_indices=True, shared_target=True)
+    assert other.target is not theirs.target  # each call of _runners copies anew
+    ours, theirs = sweep._runners(torch, case, built, long_indices=True, shared_target=True)
+    assert ours.target is theirs.target and ours.target is not built.values[case.inplace]
+    assert theirs.target.data_ptr() != built.values[case.inplace].data_ptr()
+    theirs.before()
+    once = theirs().clone()
+    assert not torch.equal(once, built.values[case.inplace])  # the fill changed self
+    ours.target.copy_(torch.zeros_like(ours.target))
+    theirs.before()
+    assert torch.equal(theirs(), once)  # restored from the drawn values, not from the other side's result
+    ours, theirs = sweep._runners(torch, case, built, long_indices=True)
+    assert ours.target is not theirs.target
+
+
 def test_histc_counts_past_2_24_are_judged_by_pytorchs_own_binning():
     """Where PyTorch's float32 counts pass 2^24 they stop being exact; the sweep then wants the exact count
     of PyTorch's binning ((x - min) * bins / (max - min) in x's dtype), rounded to the counts' dtype, and
