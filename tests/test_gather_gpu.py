@@ -464,6 +464,40 @@ def test_tiles_along_the_indexed_axis(dtype):
     assert_same_bits(to_numpy(torch, out), np.take(host[: 64 // unit], idx_host, axis=0))
 
 
+@pytest.mark.parametrize("dtype", ["int16", "bfloat16", "float32", "float64", "complex64", "complex128"])
+def test_tiles_of_a_short_dense_dim(dtype):
+    """x stored (K, 8, B) and read as (8, B, K): its dense dim B is under 16 units (9, 5, 3 or 2 of them, 18
+    to 32 bytes; the tile's edge along it ragged but for complex128) and the output's inner dim K lies 8 B
+    units apart in x, a sector a lane for the strided walk (sweep seed 1819's shape). index_select, take
+    along axis 0 with a 2-d index of negative values, and torch.gather with an index expanded along B (2^18
+    units or more: it loads an index value per element), each tiled and bit for bit against numpy; K odd,
+    so the tiles along it are ragged too."""
+    rng = np.random.default_rng(seed("short dense dim", dtype))
+    unit = 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
+    short = {2: 9, 4: 5, 8: 3, 16: 2}[unit]
+    host = random_host(rng, (8, short, 4099), dtype)
+    x = to_torch(torch, host, dtype, DEVICE).permute(2, 0, 1).contiguous().permute(1, 2, 0)  # B innermost
+    assert x.stride() == (short, 1, 8 * short)
+    idx, idx_host = make_index(rng, (19,), 8, "int64")
+    plan = jitops.explain("index_select", x, 0, idx)[0]
+    assert plan["spec"]["tile_b"] > 0 and plan["spec"]["index_each"] == 0, plan["kernel"]
+    out = poisoned_like(torch, (19, short, 4099), x.dtype, DEVICE)
+    jitops.index_select(x, 0, idx, out=out)
+    assert_same_bits(to_numpy(torch, out), np.take(host, idx_host, axis=0))
+    idx, idx_host = make_index(rng, (3, 7), 8, "int32", negative=True)
+    assert jitops.explain("take", x, idx, axis=0)[0]["spec"]["tile_b"] > 0
+    out = poisoned_like(torch, (3, 7, short, 4099), x.dtype, DEVICE)
+    jitops.take(x, idx, axis=0, out=out)
+    assert_same_bits(to_numpy(torch, out), np.take(host, idx_host, axis=0))
+    values = rng.integers(0, 8, (64, 1, 4099))
+    idx = torch.from_numpy(values).to(DEVICE).expand(-1, short, -1)
+    assert jitops.explain("gather", x, 0, idx)[0]["spec"]["tile_b"] > 0
+    out = poisoned_like(torch, (64, short, 4099), x.dtype, DEVICE)
+    jitops.gather(x, 0, idx, out=out)
+    expected = np.take_along_axis(host, np.broadcast_to(values, (64, short, 4099)), axis=0)
+    assert_same_bits(to_numpy(torch, out), expected)
+
+
 def test_a_bad_index_in_a_tile_along_the_axis_is_reported():
     x = torch.randn(331, 45, 24, device=DEVICE).permute(2, 1, 0)  # (24, 45, 331), dim 0 innermost
     idx = torch.randint(0, 24, (19,), device=DEVICE)

@@ -70,6 +70,18 @@ CASES = [
      dict(tile_a=0)),
     ("x dense along the output's inner dim: no tile", "index_select", (V([5000, 1024], "float32"), 0,
      V([8], "int64")), {}, dict(tile_a=0)),
+    # x dense along a dim under 16 (x stored (K, 8, 3), the output's inner dim K 24 units apart in x): each
+    # lane of the walk reads a sector of its own, a tile reads the 3 units side by side (sweep seed 1819)
+    ("a short dense dim of x, 24 bytes a run: tiles of 4 along it", "index_select",
+     (V([8, 3, 262144], "complex64", strides=[3, 1, 24]), 0, V([27], "int64")), {},
+     dict(tile_a=256, tile_b=4, index_each=0)),
+    ("a short dense dim of 12 bytes: the strided walk", "index_select",
+     (V([8, 3, 262144], "float32", strides=[3, 1, 24]), 0, V([27], "int64")), {}, dict(tile_a=0)),
+    ("a short dense dim, under 2^17 output units: the strided walk", "index_select",
+     (V([8, 3, 1024], "complex64", strides=[3, 1, 24]), 0, V([27], "int64")), {}, dict(tile_a=0)),
+    ("a short dense dim the tile's edges would fill under half (5 of 8 by 76 of 128): the strided walk", "take",
+     (V([5, 16384, 2, 32], "int32", strides=[1, 5, 2621440, 81920]), V([38, 2], "int64")), dict(axis=3),
+     dict(tile_a=0)),
     # the indexed dim is the output's inner dim, x dense along another: an index value per element
     ("the indexed dim innermost in the output, x's touched bytes past the L2's three quarters: tiles",
      "index_select", (tr([300, 40, 16384], "uint8", [2, 1, 0]), 2, V([120], "int64")), {},
@@ -291,6 +303,9 @@ def test_gather_many_values_along_large_rows_take_one_row_group_a_block():
     # seed 1819's rows of 12.4 MB: a row a thread, a group a row
     r = spec("index_select", V([16, 6223695], "int16"), 1, V([2456804], "int32"))
     assert r["regime"] == passes and r["grid"][:2] == (9597, 16) and r["spec"]["unroll"] == 1
-    # a transposed x's rows interleave, sharing sectors: a thread's 4 rows read them at once
-    r = spec("index_select", V([13, 2097152], "float64", strides=[1, 13]), 1, V([2772120], "int32"))
+    # a transposed x's rows interleave, sharing sectors: a thread's 4 rows read them at once (int16: a
+    # column's 13 rows, 26 bytes, share the sector its walk's lane reads; float64's 104 bytes take tiles)
+    r = spec("index_select", V([13, 2097152], "int16", strides=[1, 13]), 1, V([2772120], "int32"))
     assert r["regime"] == passes and r["grid"][1] == 4 and r["spec"]["unroll"] == 4
+    r = spec("index_select", V([13, 2097152], "float64", strides=[1, 13]), 1, V([2772120], "int32"))
+    assert r["spec"]["tile_b"] == 16 and r["spec"]["index_each"] == 1
