@@ -63,6 +63,11 @@ __device__ __forceinline__ void fill_marked(const P& p) {
         report_bad_index(p.error, i, (int64_t)v[k], p.axis_size, p.op_code);
     }
   }
+  const bool flat = p.elements != 0;
+  if (flat) {  // the marks again past the axis's end, so that a unit's Vec positions read on without wrapping
+    __syncthreads();
+    for (int i = threadIdx.x; i < Vec; i += blockDim.x) marks[p.axis_size + i] = marks[i % p.axis_size];
+  }
   __syncthreads();
 
   T value;
@@ -76,21 +81,36 @@ __device__ __forceinline__ void fill_marked(const P& p) {
   const Linear step = Linear(gridDim.x) * blockDim.x;
   for (Linear u = Linear(blockIdx.x) * blockDim.x + threadIdx.x; u < p.units; u += step) {
     Stride at = 0, mark = 0;
-    Linear rest = u;
+    if (flat) {
+      Linear position;
+      p.period.divmod(u * Vec, position);
+      at = Stride(u) * Vec;
+      mark = Stride(position);
+    } else {
+      Linear rest = u;
 #pragma unroll
-    for (int d = P::kDims - 1; d >= 0; --d) {
-      Linear r = rest;
-      if (d > 0) rest = p.sizes[d].divmod(rest, r);
-      at += Stride(r) * p.self_strides[d];
-      mark += Stride(r) * p.mark_strides[d];
+      for (int d = P::kDims - 1; d >= 0; --d) {
+        Linear r = rest;
+        if (d > 0) rest = p.sizes[d].divmod(rest, r);
+        at += Stride(r) * p.self_strides[d];
+        mark += Stride(r) * p.mark_strides[d];
+      }
     }
     Unit* unit = reinterpret_cast<Unit*>(self + at);
     if (Vec == 1 || !p.marks_inner) {
       if (marks[mark]) *unit = full_unit;
       continue;
     }
-    bool none, all;
-    MarkRun<Vec>::read(marks + mark, none, all);
+    bool none = true, all = true;
+    if (flat) {  // at any position: byte by byte
+#pragma unroll
+      for (int j = 0; j < Vec; ++j) {
+        none = none && !marks[mark + j];
+        all = all && marks[mark + j];
+      }
+    } else {
+      MarkRun<Vec>::read(marks + mark, none, all);
+    }
     if (none) continue;
     if (all) {
       *unit = full_unit;
@@ -106,6 +126,13 @@ __device__ __forceinline__ void fill_marked(const P& p) {
     Unit merged;
     memcpy(&merged, &out, sizeof(Unit));
     *unit = merged;
+  }
+  if (flat && blockIdx.x == 0) {  // the last elements, past the whole units
+    for (Linear e = p.units * Vec + threadIdx.x; e < p.elements; e += blockDim.x) {
+      Linear position;
+      p.period.divmod(e, position);
+      if (marks[position]) self[e] = value;
+    }
   }
 }
 

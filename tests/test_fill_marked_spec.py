@@ -9,6 +9,7 @@ import jitops
 from jitops import VirtualArray as V
 
 MARKED = "marked pass over self"
+FLAT = MARKED + ", units across its rows"
 
 
 def plan(self, dim, n, index_dtype="int64"):
@@ -38,7 +39,15 @@ def test_every_element_compiles_with_whole_units(dtype, vec):
 
 
 def test_units_follow_the_layout():
-    assert "vec=1" in plan(V([5000, 13], "float32"), 1, 20)["kernel"]  # rows of 13: no unit divides them
+    assert "vec=1" in plan(V([5000, 13], "uint8"), 1, 20)["kernel"]  # rows of 13: no unit divides them
+    # over 16 MB, units of 16 bytes run across the rows' seams instead (seed 1827's shape)
+    flat = plan(V([10193221, 13], "uint8"), 1, 7, "int32")
+    assert flat["regime"] == FLAT and "vec=16" in flat["kernel"] and "dims=1" in flat["kernel"]
+    assert "vec=8" in plan(V([2 ** 20, 13], "float16"), 1, 7)["kernel"]
+    assert "vec=8" in plan(V([2 ** 21, 13], "uint8", address=264), 1, 7)["kernel"]  # 8-byte aligned: 8 a unit
+    assert plan(V([2 ** 20, 14], "int16"), 1, 7)["regime"] == FLAT  # 2 a row, 8 across the rows
+    for small_units in (V([2 ** 21, 13], "uint8", address=260), V([2 ** 20, 13], "float32"), V([2 ** 20, 12], "int16")):
+        assert plan(small_units, 1, 7)["regime"] == MARKED  # units of 1 or 4 a unit, or 4 a row already: the rows' units
     transposed = plan(V([1000, 64], "int16", strides=[1, 1000]), 0, 600)  # the axis innermost in memory
     assert transposed["regime"] == MARKED and "vec=8" in transposed["kernel"]
     middle = plan(V([3000, 41, 2], "float64"), 1, 30)  # runs of 16 bytes beside the axis: one mark a unit

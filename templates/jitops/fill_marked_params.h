@@ -26,6 +26,12 @@ struct FillMarkedParams {
   // Whether the innermost dim is the axis: a unit's vec elements then sit at
   // vec neighbouring positions (each with its own mark), else at one.
   int32_t marks_inner;
+  // The flat walk (Dims 1): self rows of axis_size elements back to back, its
+  // units over the rows' seams; an element's position is its offset modulo
+  // `period` (the axis's size). `elements`: self's, the last few past the
+  // whole units filled one by one. Off: period 1, elements 0.
+  Divider period;
+  Linear elements;
   unsigned char value[16];   // the value, as the element's bits
   Divider sizes[Dims];       // collapsed, innermost last; the innermost counted in units
   Stride self_strides[Dims];  // elements (the innermost: a unit's)
