@@ -132,19 +132,32 @@ def test_bad_values_report_the_first_position_and_the_rest_is_filled():
     np.testing.assert_array_equal(self_t.cpu().numpy(), expected_fill(host, 1, good, 2.0))
 
 
-def test_offsets_past_2_31():
-    rows = (1 << 27) + 3  # int8 rows of 16: 2^31 + 48 bytes
-    self_t = torch.randint(-100, 100, (rows, 16), dtype=torch.int8, device=DEVICE)
-    values = np.array([0, 5, 5, 9, 15, 15, 2], np.int64)
+def fill_past_2_31(row, regime):
+    """index_fill_ of int8 rows of `row` elements, past 2^31 bytes in all, by 7 values with repeats, planned as
+    `regime` with 64-bit offsets: the head and the tail checked against numpy, every named column filled."""
+    rows = (1 << 31) // row + 5
+    self_t = torch.randint(-100, 100, (rows, row), dtype=torch.int8, device=DEVICE)
+    values = np.array([0, 5, 5, 9, row - 1, row - 1, 2], np.int64)
     index = torch.from_numpy(values).to(DEVICE)
     plan = jitops.explain(jitops.index_fill_, self_t, 1, index, 7)[-1]
-    assert plan["regime"] == MARKED and "offset=64" in plan["kernel"]
+    assert plan["regime"] == regime and "offset=64" in plan["kernel"]
     head, tail = self_t[:1000].cpu().numpy(), self_t[-1000:].cpu().numpy()
     jitops.index_fill_(self_t, 1, index, 7)
     assert_same_bits(self_t[:1000].cpu().numpy(), expected_fill(head, 1, values, 7))
     assert_same_bits(self_t[-1000:].cpu().numpy(), expected_fill(tail, 1, values, 7))
-    named = torch.zeros(16, dtype=torch.bool, device=DEVICE)
+    named = torch.zeros(row, dtype=torch.bool, device=DEVICE)
     named[index] = True
     assert bool((self_t[:, named] == 7).all())
     del self_t
     torch.cuda.empty_cache()
+
+
+def test_offsets_past_2_31():
+    fill_past_2_31(16, MARKED)  # rows of 16: 2^31 + 80 bytes
+
+
+def test_units_across_the_rows_past_2_31():
+    """The flat walk with 64-bit offsets: rows of 13, 2^31 + 54 bytes, units of 16 across the rows' seams,
+    the last 6 elements past the whole units."""
+    assert ((1 << 31) // 13 + 5) * 13 % 16 == 6
+    fill_past_2_31(13, MARKED + ", units across its rows")
