@@ -1,8 +1,9 @@
 """index_fill_'s marked pass over self (runtime/ops/fill_marked_plan.cpp, templates/fill_marked.cuh): every
-dtype index_fill_ takes, along an inner axis (whole units of marks and partly marked ones; over 16 MB of rows of 13
-or 14, units across the rows' seams, a last few elements past them, from an aligned and a shifted base), a middle axis under
-a sector, a transposed and a sliced self; random, sorted and strided indices with repeats, a 0-d index; a bad
-value's first position; offsets past 2^31. Against numpy, bit for bit, on random data."""
+dtype index_fill_ takes, along an inner axis (whole units of marks and partly marked ones; over 16 MB of rows
+of 3, 13 or 14, units across the rows' seams, a last few elements past them, from an aligned and a shifted
+base), a middle axis under a sector, a transposed and a sliced self; random, sorted and strided indices with
+repeats, a 0-d index; a bad value's first position; offsets past 2^31. Against numpy, bit for bit, on random
+data."""
 
 import numpy as np
 import pytest
@@ -74,13 +75,14 @@ def test_fill_matches_numpy(dtype, index_dtype, order):
 
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "float16", "bfloat16"])
 def test_units_across_the_rows(dtype):
-    """Over 16 MB of rows of 13 (or 14: units of 2 a row) elements of 1 or 2 bytes, back to back: units of 16
-    bytes (8 for bytes from a base 8 past alignment) across the rows' seams, partly marked ones read and written
-    whole, the last elements past the whole units one by one; random, sorted and repeated values."""
+    """Over 16 MB of rows of 13 (or 14: units of 2 a row; or 3: a unit over several rows) elements of 1 or 2
+    bytes, back to back: units of 16 bytes (8 for bytes from a base 8 past alignment) across the rows' seams,
+    partly marked ones read and written whole, the last elements past the whole units one by one; random,
+    sorted and repeated values."""
     rng = np.random.default_rng([37, len(dtype)])
     value, fill = value_for(dtype)
     unit = 1 if dtype in ("bool", "int8", "uint8") else 2
-    for row, shift in ((13, 0), (14, 0)) + (((13, 8),) if unit == 1 else ()):
+    for row, shift in ((13, 0), (14, 0), (3, 0)) + (((13, 8),) if unit == 1 else ()):
         rows = (1 << 24) // (row * unit) + 7
         host = random_host(rng, (rows * row + shift,), dtype)
         self_t = to_torch(torch, host, dtype, DEVICE)[shift:].view(rows, row)
