@@ -25,13 +25,18 @@ struct TileLoop {
   std::string load(int k) const { return " " + v(k) + "[j] = " + element(k, "at_clamped") + ";"; }
 
   // One unrolled pass over this thread's items of the tile, lanes along `fast`
-  // ("TA": a, "TB": b): `body` for every item, `guarded` for those inside the array.
-  static std::string pass(const char* fast, const std::string& body, const std::string& guarded = "") {
+  // ("TA": a, "TB": b): `body` for every item, `guarded` for those inside the
+  // array. Loads take every item: one past the tile's end (a fitted tile, no
+  // multiple of the block) reads a clamped duplicate rather than wait on a
+  // predicate (TileOrigin::at_clamped); the other passes skip it.
+  static std::string pass(const char* fast, const std::string& body, const std::string& guarded = "",
+                          bool loads = false) {
     const bool along_a = std::string(fast) == "TA";
-    return std::string("#pragma unroll\n      for (int j = 0; j < ITEMS; ++j) {\n        int a, b;\n") +
-           "        jitops::tile_item<" + fast + ", THREADS>(j, " + (along_a ? "a, b" : "b, a") + ");\n" +
-           (body.empty() ? "" : "       " + body + "\n") +
-           (guarded.empty() ? "" : "        if (o.inside(a, b)) {" + guarded + " }\n") + "      }\n";
+    std::string item = std::string("        jitops::tile_item<") + fast + ", THREADS>(j, " + (along_a ? "a, b" : "b, a") +
+                       ");\n" + (body.empty() ? "" : "       " + body + "\n") +
+                       (guarded.empty() ? "" : "        if (o.inside(a, b)) {" + guarded + " }\n");
+    if (!loads) item = "        if (jitops::tile_item_in<TA * TB, THREADS>(j)) {\n" + item + "        }\n";
+    return "#pragma unroll\n      for (int j = 0; j < ITEMS; ++j) {\n        int a, b;\n" + item + "      }\n";
   }
 
   // Everything the tile reads, loaded before the first use (staged operands
@@ -60,8 +65,8 @@ struct TileLoop {
       return staged(k) ? tile(k) + "[a][b]" : v(k) + "[j]";
     });
     std::string b = "    {\n" + decl;
-    if (!staged_loads.empty()) b += pass("TB", staged_loads);
-    if (!loads.empty()) b += pass("TA", loads);
+    if (!staged_loads.empty()) b += pass("TB", staged_loads, "", true);
+    if (!loads.empty()) b += pass("TA", loads, "", true);
     // ptxas sinks loads toward their use, below the first store to shared
     // memory, which waits for its own load: a warp fence keeps every load of
     // the tile issued before any of them is waited on.
@@ -88,7 +93,8 @@ std::string tiled_elementwise_loop(const KernelSpec& s, const ElementwiseOperand
   const std::string bits = std::to_string(f[F::kOffsetBits]), operands = std::to_string(text.operands);
   std::string src = "  typedef jitops::OffsetTypes<" + bits + ">::Linear L;\n"
                     "  constexpr int TA = " + std::to_string(f[F::kTileA]) + ", TB = " + std::to_string(f[F::kTileB]) +
-                    ", THREADS = " + std::to_string(f[F::kMaxThreads]) + ", ITEMS = TA * TB / THREADS;\n";
+                    ", THREADS = " + std::to_string(f[F::kMaxThreads]) + ",\n"
+                    "                ITEMS = (TA * TB + THREADS - 1) / THREADS;\n";
   for (int k = 0; k < text.operands; ++k)
     if (loop.staged(k)) {
       const std::string& t = text.types[size_t(k)];

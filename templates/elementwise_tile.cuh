@@ -90,6 +90,14 @@ __device__ __forceinline__ TileOrigin<Bits, Operands> tile_origin(const Elementw
   return o;
 }
 
+// Whether item j of this thread lies inside a tile of `Elements`: a tile fitted
+// to a short b (19 x 128) is no multiple of the block, and its last pass has
+// threads past the end. Known at compile time for all but the last item.
+template <int Elements, int Threads>
+__device__ __forceinline__ bool tile_item_in(int j) {
+  return (j + 1) * Threads <= Elements || int(threadIdx.x) + j * Threads < Elements;
+}
+
 // Item j of this thread when the block walks a tile with `Fast` elements
 // along the dim its lanes follow: the coordinates along that dim and the other.
 template <int Fast, int Threads>

@@ -301,6 +301,30 @@ def test_tiled_permutations_against_numpy(shape, order, dtype):
         assert_matches_numpy("sub", a, b, out)
 
 
+# Tiles fitted to short dims (NOTES 102), each order of operands so that a and b each take the fitted edge:
+# 19 in one tile of 19 (160 threads for 608 elements, the last pass partly past the tile's end), 35 in two of
+# 18 and 21 in one of 21 (96 threads for 378), 40 in two of 20 beside a batch dim.
+FITTED = [((4000, 19), [1, 0]), ((5, 21, 35), [0, 2, 1]), ((3, 40, 700), [0, 2, 1])]
+
+
+@pytest.mark.parametrize("shape,order", FITTED)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tiles_fitted_to_short_dims(shape, order, dtype):
+    rng = rng_for("fitted", shape, order, dtype)
+    x = random_tensor(rng, shape, dtype)
+    y = permuted(rng, shape, dtype, order)
+    for a, b in ((x, y), (y, x)):
+        (k,) = jitops.explain(jitops.mul, a, b)
+        assert k["regime"] == TILED
+        assert k["spec"]["tile_a"] & (k["spec"]["tile_a"] - 1) or k["spec"]["tile_b"] & (k["spec"]["tile_b"] - 1)
+        for op in ("mul", "maximum"):
+            expected = OPS[op][0](a, b)
+            out = poisoned_like(torch, expected.shape, expected.dtype, DEVICE)
+            getattr(jitops, op)(a, b, out=out)
+            assert_same_values(out, expected)
+            assert_matches_numpy(op, a, b, out)
+
+
 def test_the_notes_case_at_a_smaller_size():
     # NOTES item 39: float64 minimum of x (128, 16, n) against its permutation, strides (16, 1, 2048)
     rng = rng_for("notes-39")

@@ -124,8 +124,9 @@ def test_disagreeing_layouts_take_tiles(fresh_cache):
     (k,) = explain("minimum", x, y, out=V(shape, "float64", [16, 1, 2048]))
     assert k["regime"] == TILED and tile_fields(k)["staged"] == 0b01
     # a 3-D permutation keeps a batch dim; a 4-D one two
+    # (b's 40 in two tiles of 20, where two of 32 left 24 of 64 idle; a's 50 in two of 32 leaves under a quarter)
     (k,) = explain("add", V([6, 40, 50], "float32"), V([6, 40, 50], "float32", strides_for_order([6, 40, 50], [0, 2, 1])))
-    assert tile_fields(k) == {"dims": 3, "offset": 32, "tile_a": 32, "tile_b": 32, "staged": 0b10}
+    assert tile_fields(k) == {"dims": 3, "offset": 32, "tile_a": 32, "tile_b": 20, "staged": 0b10}
     s4 = [3, 18, 5, 20]
     (k,) = explain("mul", V(s4, "float64", strides_for_order(s4, [0, 3, 2, 1])), V(s4, "float64"))
     assert k["regime"] == TILED and tile_fields(k)["dims"] == 16 and tile_fields(k)["staged"] == 0b10
@@ -149,6 +150,36 @@ def test_disagreeing_layouts_take_tiles(fresh_cache):
     # offsets past 2^31 elements: 64-bit tiles
     (k,) = explain("add", V([1 << 16, 1 << 16], "int8"), V([1 << 16, 1 << 16], "int8", [1, 1 << 16]))
     assert k["regime"] == TILED and tile_fields(k)["offset"] == 64
+
+
+def test_tiles_fitted_to_short_dims(fresh_cache):
+    # NOTES 102, seed 1829's case: a of 19 (the output follows the transposed x) in one tile of 19 where a
+    # power of two left 13 of 32 rows idle; 19 x 32 elements at 4 a thread in whole warps
+    shape = [19, 286875]
+    x, y = V(shape, "uint8", [1, 19]), V(shape, "uint8")
+    (k,) = explain("mul", x, y)
+    assert k["regime"] == TILED and tile_fields(k)["tile_a"] == 19 and tile_fields(k)["tile_b"] == 32
+    assert k["block"] == (160, 1, 1) and k["shared_bytes"] == 19 * 36  # uint8 rows of 32 padded to 9 words
+    assert "ITEMS = (TA * TB + THREADS - 1) / THREADS" in k["source"] and "tile_item_in<TA * TB, THREADS>" in k["source"]
+    # the other operand first: b is the short dim; its staged rows of 19 bytes padded to 5 words
+    (k,) = explain("mul", y, x)
+    assert tile_fields(k)["tile_a"] == 32 and tile_fields(k)["tile_b"] == 19 and k["shared_bytes"] == 32 * 20
+    # 35 in two tiles of 18, where two of 32 left 29 of 64 idle
+    (k,) = explain("sub", V([4096, 35], "float32"), V([4096, 35], "float32", [1, 4096]))
+    assert tile_fields(k)["tile_a"] == 18 and tile_fields(k)["tile_b"] == 32
+    # 121 in four tiles of 32 leaves 7 of 128 idle: kept, rows stay aligned to 32 bytes (fitted, 4 of 31,
+    # lost 13%)
+    (k,) = explain("sub", V([4096, 121], "uint8"), V([4096, 121], "uint8", [1, 4096]))
+    assert tile_fields(k)["tile_a"] == 32 and tile_fields(k)["tile_b"] == 32 and k["block"] == (256, 1, 1)
+    # the development knob keeps powers of two throughout
+    from jitops import _core
+
+    _core._set_elementwise_tile_fitted(False)
+    try:
+        (k,) = explain("mul", x, y)
+        assert tile_fields(k)["tile_a"] == 32 and k["block"] == (256, 1, 1)
+    finally:
+        _core._set_elementwise_tile_fitted(True)
 
 
 def test_agreeing_layouts_do_not_take_tiles(fresh_cache):

@@ -14,6 +14,7 @@
 #include "python/bindings/scalar_arg.h"
 #include "runtime/arg_error.h"
 #include "runtime/ops/elementwise_plan.h"
+#include "runtime/ops/elementwise_tile_plan.h"
 #include "runtime/promotion.h"
 
 namespace py = pybind11;
@@ -243,6 +244,9 @@ DType dtype_arg(const std::string& name, const std::string& what) {
 
 void bind_elementwise_ops(py::module_& m) {
   for (PyMethodDef& def : kDefs) add_fastcall(m, &def);
+  m.def("_set_elementwise_tile_fitted", &set_elementwise_tile_fitted, py::arg("fitted"),
+        "Development knob: the elementwise tile's edges fitted to short dims of a and b where powers of two "
+        "leave over a quarter idle (the default), else powers of two throughout.");
   m.def(
       "result_dtype",
       [](const std::string& x, const std::string& y, const std::string& rules, bool division, bool zero_dim_y) {

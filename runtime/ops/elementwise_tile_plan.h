@@ -34,8 +34,8 @@ constexpr int kTileSharedBytes = 48 * 1024;
 struct ElementwiseTile {
   int dim_b = -1;       // the collapsed dim the staged operands are dense along; -1: no tile
   uint32_t staged = 0;  // bit k: operand k moves through shared memory
-  int tile_a = 0;       // elements along a (the inner dim) and along b, powers of two (set by the plan)
-  int tile_b = 0;
+  int tile_a = 0;       // elements along a (the inner dim) and along b: powers of two, or fitted to a
+  int tile_b = 0;       // short dim (set by the plan)
 
   bool tiled() const { return dim_b >= 0; }
 };
@@ -45,8 +45,10 @@ struct ElementwiseTile {
 // tunes the tile: 256 threads take 32 x 32 (rows of 32-256 bytes, 1- to
 // 8-byte elements), 1024 take 64 x 64. Four a thread keeps ~50 registers with
 // two staged operands; 16 a thread (64 x 64 at 256 threads) took 176-184,
-// one block an SM. A short dim gives its share to the other, so the tile
-// keeps its elements. Powers of two; the caller shrinks them for shared memory.
+// one block an SM (byte operands at 8 or 16 a thread took 72-165 and ran no
+// faster: NOTES 102). A short dim gives its share to the other, so the tile
+// keeps its elements. Powers of two; the elementwise plan fits them to short
+// dims, the caller shrinks them for shared memory.
 void tile_edges(int64_t size_a, int64_t size_b, int threads, int& tile_a, int& tile_b);
 constexpr int kTileItemsPerThread = 4;
 
@@ -112,5 +114,9 @@ ElementwiseTile choose_elementwise_tile(const ElementwiseProblem& p, const Itera
 // the parameters.
 void plan_elementwise_tiles(const ElementwiseProblem& p, const IterationSpace& s, ElementwiseTile tile,
                             bool offsets_fit_32_bits, const DeviceInfo& device, LaunchPlan& plan);
+
+// Development knob: the tile's edges fitted to the sizes of a and b where powers of two would leave over
+// a quarter idle (the default), or powers of two throughout.
+void set_elementwise_tile_fitted(bool fitted);
 
 }  // namespace jitops

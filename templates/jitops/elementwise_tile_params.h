@@ -8,13 +8,18 @@
 
 namespace jitops {
 
-// Row length in elements of a staged operand's tile in shared memory: TB and
-// one 4-byte word more (one element of 8 bytes). The row then spans an odd
-// number of words (1- to 4-byte elements), or an odd number of 8-byte pairs,
-// so that lanes walking down a column (along a) hit distinct banks, while
-// lanes along a row (b) stay consecutive.
+// Row length in elements of a staged operand's tile in shared memory: TB
+// rounded up so that the row spans an odd number of 4-byte words (1- to
+// 4-byte elements) or of 8-byte pairs (8-byte ones), so that lanes walking
+// down a column (along a) hit distinct banks, while lanes along a row (b)
+// stay consecutive. TB of 32 bytes or more gains one word (one element of 8
+// bytes); a fitted TB (19 bytes) takes what rounds it up (20). 16-byte
+// elements span two pairs whatever the pitch: one more element.
 constexpr JITOPS_HOST_DEVICE int staged_tile_pitch(int element_bytes, int tile_b) {
-  return tile_b + (element_bytes >= 4 ? 1 : 4 / element_bytes);
+  if (element_bytes > 8) return tile_b + 1;
+  const int bank_unit = element_bytes >= 8 ? 8 : 4;
+  const int units = (tile_b * element_bytes + bank_unit - 1) / bank_unit;
+  return (units | 1) * bank_unit / element_bytes;
 }
 
 // Dims: the collapsed dims of the whole space (2, 3, or kMaxDims for any), as
