@@ -314,10 +314,10 @@ def test_tiles_fitted_to_short_dims(shape, order, dtype):
     x = random_tensor(rng, shape, dtype)
     y = permuted(rng, shape, dtype, order)
     for a, b in ((x, y), (y, x)):
-        (k,) = jitops.explain(jitops.mul, a, b)
+        (k,) = jitops.explain(jitops.sub, a, b)
         assert k["regime"] == TILED
         assert k["spec"]["tile_a"] & (k["spec"]["tile_a"] - 1) or k["spec"]["tile_b"] & (k["spec"]["tile_b"] - 1)
-        for op in ("mul", "maximum"):
+        for op in ("sub", "maximum"):  # exact where the values are close: no subnormal roundings to weigh
             expected = OPS[op][0](a, b)
             out = poisoned_like(torch, expected.shape, expected.dtype, DEVICE)
             getattr(jitops, op)(a, b, out=out)
