@@ -142,3 +142,24 @@ def test_many_random_values_along_large_rows_one_row_group_a_block(dtype, rows, 
     wrapped = idx_host.astype(np.int64) - axis * (np.arange(n) % 2)  # negative values wrap, as numpy.take's
     got = jitops.take(x, torch.from_numpy(wrapped).to(DEVICE), axis=1)
     assert_same_bits(to_numpy(torch, got), expected)
+
+
+# torch.gather's full index along x's inner axis, rows of 4-16 MB: each row reads its own random values, so
+# one row group a block keeps x's rows in flight within L2 without the index having to stay there (seed
+# 1838's float32 (153x698389), NOTES 102). 4, 2 and 1 rows a thread; 9 rows leave a partial group.
+FULL_INDEX_CASES = [("float32", 24, 1 << 20, (1 << 20) + 3, 4), ("float32", 16, 1 << 21, (1 << 21) + 5, 2),
+                    ("float64", 9, 1 << 21, (1 << 21) + 5, 1)]
+
+
+@pytest.mark.parametrize("dtype,rows,axis,n,unroll", FULL_INDEX_CASES)
+def test_full_index_along_large_rows_one_row_group_a_block(dtype, rows, axis, n, unroll):
+    rng = np.random.default_rng([13, len(dtype), rows])
+    host = random_host(rng, (rows, axis), dtype)
+    x = to_torch(torch, host, dtype, DEVICE)
+    idx_host = rng.integers(0, axis, (rows, n)).astype(np.int32)
+    idx = torch.from_numpy(idx_host).to(DEVICE)
+    (k,) = jitops.explain(jitops.gather, x, 1, idx)
+    assert k["regime"] == "2-D, one row group a block" and k["spec"]["unroll"] == unroll
+    out = poisoned_like(torch, (rows, n), x.dtype, DEVICE)
+    assert jitops.gather(x, 1, idx, out=out) is out
+    assert_same_bits(to_numpy(torch, out), np.take_along_axis(host, idx_host.astype(np.int64), axis=1))

@@ -309,3 +309,9 @@ def test_gather_many_values_along_large_rows_take_one_row_group_a_block():
     assert r["regime"] == passes and r["grid"][1] == 4 and r["spec"]["unroll"] == 4
     r = spec("index_select", V([13, 2097152], "float64", strides=[1, 13]), 1, V([2772120], "int32"))
     assert r["spec"]["tile_b"] == 16 and r["spec"]["index_each"] == 1
+    # torch.gather's full index along x's inner axis (seed 1838's float32, NOTES 102): each row reads its own
+    # values once, however the passes go, so the 444 MB index need not stay in L2
+    r = spec("gather", V([153, 698389], "float32"), 1, V([139, 798319], "int32"))
+    assert r["regime"] == passes and r["grid"][:2] == (3119, 35) and r["spec"]["unroll"] == 4
+    # a full index along dim 0 (x moves along the columns): not this walk
+    assert spec("gather", V([698389, 153], "float32"), 0, V([798319, 139], "int32"))["regime"] is None
