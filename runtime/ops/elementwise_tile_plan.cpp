@@ -148,17 +148,14 @@ int fitted_edge(int64_t size, int edge) {
 }
 
 // The tile_edges, fitted to the sizes of a and b, shrunk until the staged operands' tiles fit in shared
-// memory; returns the block's threads: tile_threads' for the tile's elements, in whole warps where a
-// fitted tile's count is not a power of two (19 x 32 takes 160).
+// memory; returns the block's threads (tile_threads, before the shrink).
 int shape_tile(const ElementwiseProblem& p, const IterationSpace& s, int threads, ElementwiseTile& tile) {
   tile_edges(s.sizes[s.ndim - 1], s.sizes[tile.dim_b], threads, tile.tile_a, tile.tile_b);
   tile.tile_a = fitted_edge(s.sizes[s.ndim - 1], tile.tile_a);
   tile.tile_b = fitted_edge(s.sizes[tile.dim_b], tile.tile_b);
-  int64_t block = ceil_div(int64_t(tile.tile_a) * tile.tile_b, kTileItemsPerThread);
-  if (block > 32) block = ceil_div(block, 32) * 32;
-  block = std::min<int64_t>(threads, block);
+  const int block = tile_threads(threads, tile.tile_a, tile.tile_b);
   shrink_to_shared_memory(tile.tile_a, tile.tile_b, [&](int a, int b) { return staged_bytes(p, tile.staged, a, b); });
-  return int(std::min<int64_t>(block, int64_t(tile.tile_a) * tile.tile_b));
+  return std::min(block, tile.tile_a * tile.tile_b);
 }
 
 }  // namespace
@@ -177,7 +174,9 @@ void tile_edges(int64_t size_a, int64_t size_b, int threads, int& tile_a, int& t
 }
 
 int tile_threads(int threads, int tile_a, int tile_b) {
-  return int(std::min<int64_t>(threads, int64_t(tile_a) * tile_b / kTileItemsPerThread));
+  int64_t block = ceil_div(int64_t(tile_a) * tile_b, kTileItemsPerThread);
+  if (block > 32) block = ceil_div(block, 32) * 32;  // a fitted tile (19 x 32) in whole warps: 160
+  return int(std::min<int64_t>(threads, block));
 }
 
 int64_t tile_count(const IterationSpace& s, int dim_b, int tile_a, int tile_b) {

@@ -53,7 +53,7 @@ void tile_edges(int64_t size_a, int64_t size_b, int threads, int& tile_a, int& t
 constexpr int kTileItemsPerThread = 4;
 
 // The block for the tile_edges tile_a x tile_b: at most `threads`, fewer where
-// short dims shrank the tile, so that each thread keeps its 4 elements in
+// short dims shrank the tile (in whole warps past one, for a fitted tile), so that each thread keeps its 4 elements in
 // flight and the per-tile work (the tile's origin, two barriers) is shared by
 // as many. A tile shrunk after that for shared memory keeps its block (capped
 // at one element a thread): shared memory bounds the tiles an SM holds there.
