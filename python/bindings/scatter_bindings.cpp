@@ -18,6 +18,7 @@
 #include "runtime/ops/fill_marked_plan.h"
 #include "runtime/ops/row_sum_plan.h"
 #include "runtime/ops/scatter_ops.h"
+#include "runtime/ops/scatter_index_inner.h"
 #include "runtime/ops/scatter_private_plan.h"
 
 namespace py = pybind11;
@@ -259,6 +260,10 @@ void bind_scatter_ops(py::module_& m) {
         "Development knob: the owned walk (a thread takes every term of its destinations) -1 where it pays, "
         "0 never, 1 wherever it applies.");
   m.def("_owned_walk", &owned_walk_mode);
+  m.def("_set_index_inner", &set_index_inner_mode,
+        "Development knob: the index innermost in the 2-D walk of a transposed self -1 where it pays, 0 never, 1 "
+        "wherever the layout allows.");
+  m.def("_index_inner", &index_inner_mode);
   m.def("_set_private_add_mode", &set_private_add_mode,
         "Development knob: adds into private copies of a small self -1 where they pay, 0 never, 1 wherever "
         "they fit.");

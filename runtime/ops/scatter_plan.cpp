@@ -11,6 +11,7 @@
 #include "runtime/arg_error.h"
 #include "runtime/int_math.h"
 #include "runtime/ops/fill_marked_plan.h"
+#include "runtime/ops/scatter_index_inner.h"
 #include "runtime/ops/scatter_private_plan.h"
 
 namespace jitops {
@@ -636,6 +637,10 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
     permute_dims(p.space, order);
   }
   collapse(p.space);
+  if (!linear_pass && index_goes_inner(p, device)) {
+    const int index_inside[] = {1, 0};
+    permute_dims(p.space, index_inside);
+  }
   plan.tunable = !linear_pass;
   plan.tuning = ResolvedTuning();
   if (!linear_pass) plan.tuning = resolve_tuning(scatter_point(p), device, LaunchTuning());
