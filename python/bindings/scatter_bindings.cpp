@@ -18,6 +18,7 @@
 #include "runtime/ops/fill_marked_plan.h"
 #include "runtime/ops/row_sum_plan.h"
 #include "runtime/ops/scatter_ops.h"
+#include "runtime/ops/scatter_fitted_lanes.h"
 #include "runtime/ops/scatter_index_inner.h"
 #include "runtime/ops/scatter_private_plan.h"
 
@@ -264,6 +265,9 @@ void bind_scatter_ops(py::module_& m) {
         "Development knob: the index innermost in the 2-D walk of a transposed self -1 where it pays, 0 never, 1 "
         "wherever the layout allows.");
   m.def("_index_inner", &index_inner_mode);
+  m.def("_set_fitted_lanes", &set_fitted_lanes_mode,
+        "Development knob: the 2-D walk's block fitted to its columns -1 where powers of two leave over a "
+        "quarter idle, 0 never.");
   m.def("_set_private_add_mode", &set_private_add_mode,
         "Development knob: adds into private copies of a small self -1 where they pay, 0 never, 1 wherever "
         "they fit.");

@@ -11,6 +11,7 @@
 #include "runtime/arg_error.h"
 #include "runtime/int_math.h"
 #include "runtime/ops/fill_marked_plan.h"
+#include "runtime/ops/scatter_fitted_lanes.h"
 #include "runtime/ops/scatter_index_inner.h"
 #include "runtime/ops/scatter_private_plan.h"
 
@@ -759,7 +760,10 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
     shape.unroll = int(std::min<int64_t>(s.sizes[0], 4));
     small_index = shape.grid[0] >= 2u * unsigned(device.sm_count);
   }
-  if (!small_index && !owned) shape = choose_launch_shape(s, device, tune, false, lanes_x);
+  if (!small_index && !owned) {
+    shape = choose_launch_shape(s, device, tune, false, lanes_x);
+    if (!linear_pass && (p.op == kScatterAdd || p.op == kScatterCopy)) fit_block_columns(s, tune.threads, shape);
+  }
   const int bits = fits_32bit(p) ? 32 : 64;
   const bool rows_fit = row_footprint * double(s.sizes[0]) <= double(kRowsFootprint);
   p.rows_first = rows_through_index && shape.dims == 2 && !small_index && shape.grid[1] > 1 && rows_fit;
