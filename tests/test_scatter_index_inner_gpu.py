@@ -1,7 +1,7 @@
 """The index innermost in the 2-D walk (runtime/ops/scatter_index_inner.cpp): index_add_ and index_copy_
-into a transposed self on the GPU against numpy. The planner's own plans for every dtype (few rows added
-into a self past half the L2, with repeated indices; copies within and past the L2), and the every-case
-suites of index_add_ and index_copy_ again with the order forced wherever the layout allows."""
+into a transposed self on the GPU against numpy, the planner's own plans for every dtype (few rows added
+into a self past half the L2, with repeated indices; copies within and past the L2). The every-case
+suites run with the order forced in test_scatter_index_inner_forced_gpu.py."""
 
 import numpy as np
 import pytest
@@ -15,18 +15,6 @@ from test_scatter_spec import walk  # noqa: E402
 pytestmark = pytest.mark.gpu
 
 SELF_BYTES = 40 << 20  # past half of an H100's or H200's L2 (50 / 60 MB)
-
-
-@pytest.fixture
-def index_inner_forced():
-    before = jitops._core._index_inner()
-    jitops._core._set_index_inner(1)
-    yield
-    jitops._core._set_index_inner(before)
-
-
-test_index_add = pytest.mark.usefixtures("index_inner_forced")(scatter.test_index_add)
-test_index_copy_and_fill = pytest.mark.usefixtures("index_inner_forced")(scatter.test_index_copy_and_fill)
 
 
 def transposed_self(rng, rows, cols, dtype):
