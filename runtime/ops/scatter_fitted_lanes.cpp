@@ -21,10 +21,11 @@ void set_fitted_lanes_mode(int mode) { g_fitted_lanes_mode = mode; }
 // of 10 sorted columns into (262144x3), 16 lanes a row: 33.5 -> 23.4 us,
 // PyTorch 27.8; the least, 502's int64 scatter_add_ along rows of 300 in two
 // blocks of 150 rather than 256 and 44, 491.6 -> 552.1, PyTorch 768.0).
-// Fills 1.00x (down to 0.80x), products, max and min 0.96x: they keep their
-// blocks. A warp that spanned one row (32 lanes or more) and would span rows
-// fitted (45 columns in two blocks of 23) loses the run combining of
-// lane_runs_2d's one row a warp: 0.41x-1.67x, so it stays.
+// Fills 1.00x (down to 0.78x), products 0.97x, max and min 0.98x, the
+// identity stores before them 1.02x (down to 0.91x): they keep their blocks.
+// A warp that spanned one row (32 lanes or more) and would span rows fitted
+// (45 columns in two blocks of 23) loses the run combining of lane_runs_2d's
+// one row a warp: 0.41x-1.67x, so it stays.
 void fit_block_columns(const IterationSpace& s, int threads, LaunchShape& shape) {
   if (fitted_lanes_mode() == 0 || shape.dims != 2) return;
   const int64_t cols = s.sizes[1], rows = s.sizes[0];
