@@ -166,6 +166,10 @@ ROW_SHAPES = {  # (shape, layout, kwargs): each a different row-kernel plan (pac
     "wide_channels_last": ((2, 64, 9, 10), "channels_last", dict(scale_factor=3)),
     "channels_last_down": ((2, 16, 40, 30), "channels_last", dict(scale_factor=0.5)),
     "sliced_to_odd": ((3, 7, 21, 23), "sliced", dict(size=(50, 47))),
+    # rows of 41 and 39 groups: forward blocks fitted to the row (21 and 20 lanes, warps spanning rows;
+    # float64 keeps 32 lanes)
+    "fitted_41_columns": ((2, 16, 30, 49), "nchw", dict(size=(65, 41))),
+    "fitted_channels_last": ((8, 3, 120, 15), "channels_last", dict(size=(240, 13))),
 }
 
 

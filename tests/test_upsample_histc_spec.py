@@ -42,6 +42,36 @@ def test_other_scales_walk_rows_of_the_dense_result(fresh_cache):
     assert k["spec"]["kind"] == 0 and k["regime"] == "generic gather"
 
 
+@pytest.fixture
+def fitted_rows():
+    yield _core._set_upsample_fitted_rows
+    _core._set_upsample_fitted_rows(True)
+
+
+def test_row_kernels_fit_their_blocks_to_rows_a_power_of_two_leaves_a_quarter_idle(fresh_cache, fitted_rows):
+    """Seed 1842's bfloat16 (1x128x152x49) to (329, 41): 41 columns a row, which 64 lanes (two blocks of 32)
+    left 23 idle, take two blocks of 21 lanes, 12 rows each; with the knob off, 32 x 8. Rows of 12 in packs of
+    4 (3 groups in 4 lanes) leave only a quarter idle and keep theirs (NOTES 104)."""
+    x = V([1, 128, 152, 49], "bfloat16")
+    (k,) = explain("upsample_nearest2d", x, size=(329, 41))
+    assert k["block"] == (21, 12, 1) and k["grid"][0] == 2
+    fitted_rows(False)
+    (k,) = explain("upsample_nearest2d", x, size=(329, 41))
+    assert k["block"] == (32, 8, 1) and k["grid"][0] == 2
+    fitted_rows(True)
+    (k,) = explain("upsample_nearest2d", V([2, 3, 8, 8], "float32"), scale_factor=1.5)
+    assert k["block"][0] == 4
+
+
+def test_small_calls_and_float64_rows_keep_a_power_of_two_of_lanes(fresh_cache):
+    """Under two blocks an SM of threads (16 x 65 rows of 41) fewer, fuller blocks cost more than idle lanes;
+    float64 rows ran 0.98x fitted (NOTES 104)."""
+    (k,) = explain("upsample_nearest2d", V([1, 16, 30, 49], "float32"), size=(65, 41))
+    assert k["block"] == (32, 8, 1)
+    (k,) = explain("upsample_nearest2d", V([1, 128, 152, 49], "float64"), size=(329, 41))
+    assert k["block"] == (32, 8, 1)
+
+
 def _channels_last(shape, dtype):
     n, c, h, w = shape
     return V(list(shape), dtype, [h * w * c, 1, w * c, c])

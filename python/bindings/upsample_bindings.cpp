@@ -147,6 +147,9 @@ void bind_upsample_ops(py::module_& m) {
   m.def("_set_upsample_tile_min_row_bytes", &set_upsample_tile_min_row_bytes, py::arg("bytes"),
         "Development knob: the narrowest output-gradient row the backward tiles take (default 256 bytes); "
         "returns the previous value.");
+  m.def("_set_upsample_fitted_rows", &set_upsample_fitted_rows,
+        "Development knob: False gives the row kernels' blocks a power of two of lanes a row; returns the "
+        "previous setting.");
   m.def("_set_upsample_tiles", &set_upsample_tiles,
         "Development knob: False sends the backward cases of the tile kernel to the row kernels; returns the "
         "previous setting.");

@@ -1,6 +1,7 @@
 #include "runtime/ops/upsample_ops.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 
@@ -15,6 +16,7 @@ namespace jitops {
 namespace {
 
 constexpr int64_t kInt32Limit = int64_t(1) << 31;
+std::atomic<bool> g_fitted_rows{true};
 enum : int { kN = 0, kC = 1, kH = 2, kW = 3 };
 
 int64_t max_offset(const TensorDesc& t) {
@@ -199,6 +201,24 @@ bool plan_rows(bool forward, const TensorDesc& src, const TensorDesc& dst, const
     if (!tuning.adapt_unroll || cols == 1 || blocks >= 2 * int64_t(device.sm_count)) break;
     cols /= 2;
   }
+  // A row of groups that a power of two of lanes leaves over a quarter idle
+  // (41 columns in 64 lanes) takes the fewest equal parts instead, the block's
+  // warps spanning rows (no warp-wide step in the row kernels), as gathers'
+  // pack_short_rows and the accumulate family's fit_block_columns do. H100,
+  // NOTES 104: 181 of the 3628 sweep plans of seeds 100-1900 it would change,
+  // drawn at random, both ways in one build; kept where it paid: 1.11x in
+  // geomean over 105 plans, 0.94x-1.45x, below 0.97x of PyTorch 4 -> 0 (seed
+  // 1842's bfloat16 (1x128x152x49) to (329, 41) 13.3 -> 10.7 us, PyTorch
+  // 12.2; 142's uint8 x1.5 41.1 -> 28.3). Calls of under two blocks an SM of
+  // threads keep their shape (0.96x: fewer, fuller blocks cost them ~0.5 us),
+  // as do float64 rows (31 plans 0.98x; seed 731's (8x128x95x212) to (176,
+  // 181) 168.8 -> 192.4 us).
+  const bool few_threads = int64_t(p.rows) * ceil_div(groups, cols) < int64_t(2) * device.sm_count * tuning.threads;
+  if (g_fitted_rows.load(std::memory_order_relaxed) && !few_threads && bytes < 8 &&
+      4 * (gx * bx * cols - groups) > gx * bx * cols) {
+    bx = unsigned(ceil_div(groups, gx * cols));
+    by = std::max(1u, unsigned(tuning.threads) / bx);
+  }
   const unsigned blocks = grid_blocks(int64_t(p.rows) * gx, by, int(bx * by), device, tuning.waves);
   const int64_t gy = std::min<int64_t>({65535, (int64_t(p.rows) + by - 1) / by,
                                         std::max<int64_t>(1, blocks / std::max<int64_t>(1, gx))});
@@ -341,5 +361,7 @@ bool plan_upsample_backward(const TensorDesc& grad_output, const TensorDesc& gra
                             const DeviceInfo& device, LaunchPlan& plan) {
   return plan_upsample(false, grad_output, grad_input, g, device, plan);
 }
+
+bool set_upsample_fitted_rows(bool on) { return g_fitted_rows.exchange(on); }
 
 }  // namespace jitops

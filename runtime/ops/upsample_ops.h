@@ -36,4 +36,8 @@ bool plan_upsample_forward(const TensorDesc& x, const TensorDesc& out, const Ups
 bool plan_upsample_backward(const TensorDesc& grad_output, const TensorDesc& grad_input, const UpsampleGeometry& g,
                             const DeviceInfo& device, LaunchPlan& plan);
 
+// Development knob: the row kernels' blocks fitted to their rows (on, the
+// default) or a power of two of lanes a row; returns the previous setting.
+bool set_upsample_fitted_rows(bool on);
+
 }  // namespace jitops
