@@ -6,6 +6,7 @@
 #include "jit/elementwise_source.h"
 #include "jitops/elementwise_tile_params.h"
 #include "runtime/dtype.h"
+#include "runtime/int_math.h"
 
 namespace jitops {
 namespace {
@@ -141,10 +142,7 @@ void fill_tile_params_dims(int dims, const ElementwiseProblem& p, const Iteratio
 // quarter was: the 33 plans this fits 1.07x in geomean, seed 1829's uint8 (19x286875) times its transpose
 // 23.2 -> 17.9 us (PyTorch 20.5), the least 0.95x (a 7 us call).
 int fitted_edge(int64_t size, int edge) {
-  if (!g_fitted_edges.load()) return edge;
-  const int64_t tiles = ceil_div(size, edge);
-  if (4 * size >= 3 * tiles * edge) return edge;
-  return int(ceil_div(size, tiles));
+  return g_fitted_edges.load() ? int(fitted_width(size, edge)) : edge;
 }
 
 // The tile_edges, fitted to the sizes of a and b, shrunk until the staged operands' tiles fit in shared

@@ -29,11 +29,8 @@ void set_fitted_lanes_mode(int mode) { g_fitted_lanes_mode = mode; }
 void fit_block_columns(const IterationSpace& s, int threads, LaunchShape& shape) {
   if (fitted_lanes_mode() == 0 || shape.dims != 2) return;
   const int64_t cols = s.sizes[1], rows = s.sizes[0];
-  const int64_t lanes = shape.block[0], parts = ceil_div(cols, lanes);
-  const int64_t idle = parts * lanes - cols;
-  if (4 * idle <= parts * lanes) return;
-  const int64_t fitted = ceil_div(cols, parts);
-  if (lanes >= 32 && fitted < 32) return;
+  const int64_t lanes = shape.block[0], fitted = fitted_width(cols, lanes);
+  if (fitted == lanes || (lanes >= 32 && fitted < 32)) return;
   const int64_t block_rows = std::max<int64_t>(1, threads / fitted);
   shape.block[0] = unsigned(fitted);
   if (shape.block[1] > 1) {

@@ -214,9 +214,9 @@ bool plan_rows(bool forward, const TensorDesc& src, const TensorDesc& dst, const
   // as do float64 rows (31 plans 0.98x; seed 731's (8x128x95x212) to (176,
   // 181) 168.8 -> 192.4 us).
   const bool few_threads = int64_t(p.rows) * ceil_div(groups, cols) < int64_t(2) * device.sm_count * tuning.threads;
-  if (g_fitted_rows.load(std::memory_order_relaxed) && !few_threads && bytes < 8 &&
-      4 * (gx * bx * cols - groups) > gx * bx * cols) {
-    bx = unsigned(ceil_div(groups, gx * cols));
+  const int64_t block_width = int64_t(bx) * cols, fitted = fitted_width(groups, block_width);  // in groups
+  if (g_fitted_rows.load(std::memory_order_relaxed) && !few_threads && bytes < 8 && fitted < block_width) {
+    bx = unsigned(ceil_div(fitted, cols));
     by = std::max(1u, unsigned(tuning.threads) / bx);
   }
   const unsigned blocks = grid_blocks(int64_t(p.rows) * gx, by, int(bx * by), device, tuning.waves);
