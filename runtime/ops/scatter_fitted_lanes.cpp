@@ -23,9 +23,13 @@ void set_fitted_lanes_mode(int mode) { g_fitted_lanes_mode = mode; }
 // blocks of 150 rather than 256 and 44, 491.6 -> 552.1, PyTorch 768.0).
 // Fills 1.00x (down to 0.78x), products 0.97x, max and min 0.98x, the
 // identity stores before them 1.02x (down to 0.91x): they keep their blocks.
-// A warp that spanned one row (32 lanes or more) and would span rows fitted
-// (45 columns in two blocks of 23) loses the run combining of lane_runs_2d's
-// one row a warp: 0.41x-1.67x, so it stays.
+// A block of 32 lanes or more that would fit under 32 (45 columns in two
+// blocks of 23) loses the run combining lane_runs_2d gives blocks of 32 lanes
+// or more: 0.41x-1.67x, so it stays. One that fits at 32 or more keeps that
+// combining even where its warps then span two rows (35 columns in 35 lanes):
+// lanes combine by destination, so that is only a question of speed, and such
+// plans were among the 86 (seed 641's float32 scatter_add_ of 35 columns
+// 281.6 -> 221.6 us).
 void fit_block_columns(const IterationSpace& s, int threads, LaunchShape& shape) {
   if (fitted_lanes_mode() == 0 || shape.dims != 2) return;
   const int64_t cols = s.sizes[1], rows = s.sizes[0];
