@@ -60,9 +60,9 @@ std::string scatter_body(const KernelSpec& s) {
     header = "scatter_private.cuh";
     call = "jitops::scatter_private<" + linear_args + ", " + (f[F::kAlpha] ? "true" : "false") + ", " +
            std::to_string(f[F::kUnroll]) + ", " + std::to_string(f[F::kVec]) + ">(p);";
-  } else if (f[F::kOp] == kScatterMeanFinish) {
+  } else if (f[F::kOp] == kScatterMeanFinish || f[F::kOp] == kScatterMeanReset) {
     call = "jitops::scatter_mean_finish<" + element + ", " + std::to_string(param_dims) + ", " +
-           (generic ? "true" : "false") + ">(p);";
+           (generic ? "true" : "false") + ", " + (f[F::kOp] == kScatterMeanReset ? "true" : "false") + ">(p);";
   } else if (f[F::kOp] == kScatterDetKeys) {
     call = "jitops::scatter_det_keys<" + linear_args + ">(p);";
   } else if (f[F::kOp] == kScatterDetReduce) {

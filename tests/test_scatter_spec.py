@@ -50,6 +50,9 @@ def test_sources_name_their_ops():
     assert copy["spec"]["op"] == 1 and copy["spec"]["element"] == 2  # uint16 copies move 16-bit words
     assert [p["spec"]["op"] for p in plans("scatter_reduce_", V([10, 8], "float32"), 0, V([20, 8], "int64"),
                                            V([20, 8], "float32"), "mean", include_self=False)] == [6, 0, 7]
+    # from 2^19 units: count, zero the counted elements in a pass over self, add, divide
+    assert [p["spec"]["op"] for p in plans("scatter_reduce_", V([1000, 8], "float32"), 0, V([M, 8], "int64"),
+                                           V([M, 8], "float32"), "mean", include_self=False)] == [6, 18, 0, 7]
     assert [p["spec"]["op"] for p in plans("scatter_reduce_", V([10, 8], "int32"), 0, V([20, 8], "int64"),
                                            V([20, 8], "int32"), "amax")] == [4]
 
@@ -229,7 +232,8 @@ def test_units_a_thread_leave_the_grid_a_wave():
 
 def test_hot_destinations_spread_the_updates_in_flight():
     """Blocks of the 2-D walk go row-major where self moves along a row only through the index, and
-    compare-and-swap updates with many terms a destination take 8 units a thread, not 1."""
+    compare-and-swap updates with many terms a destination take 4 units a thread (their identity stores 8),
+    not 1."""
     (r,) = plans("scatter_add_", V([77, 23297], "bfloat16"), 1, V([77, 131072], "int32"),
                  V([77, 131072], "bfloat16"))
     assert r["spec"]["dims"] == 2 and r["grid"][1] > 1 and params_of(r).rows_first == 1
@@ -247,8 +251,9 @@ def test_hot_destinations_spread_the_updates_in_flight():
                  V([131072, 77], "float32"))
     assert r["spec"]["dims"] == 2 and params_of(r).rows_first == 0
     call = (V([1504, 1], "float16"), 0, V([109117, 1], "int64"), V([109117, 1], "float16"), "prod")
-    for r in plans("scatter_reduce_", *call, include_self=False):  # the identity's stores, then the products
-        assert r["spec"]["unroll"] == 8 and r["grid"][0] == -(-109117 // (256 * 8))
+    stores, products = plans("scatter_reduce_", *call, include_self=False)
+    assert stores["spec"]["unroll"] == 8 and stores["grid"][0] == -(-109117 // (256 * 8))
+    assert products["spec"]["unroll"] == 4 and products["grid"][0] == -(-109117 // (256 * 4))
     # few terms a destination, or a native atomic (int32 max): the grid keeps a unit a thread
     (r,) = plans("scatter_reduce_", V([100000, 1], "float16"), 0, V([109117, 1], "int64"),
                  V([109117, 1], "float16"), "prod")
@@ -357,15 +362,21 @@ def test_row_sums_need_rows_of_256_bytes_and_768_bytes_of_them_a_destination():
 
 
 def test_max_and_min_take_one_unit_a_thread_under_32_terms_a_destination():
-    """Compare-and-swap max and min: 8 units a thread from 32 terms a destination on, one below (a float16
-    amin of 17 sorted terms a destination, seed 49: 998 us at 8, 590 at 1); products keep 8 from 8 terms."""
+    """Compare-and-swap max and min: 4 units a thread from 32 terms a destination on, one below (a float16
+    amin of 17 sorted terms a destination, seed 49: 998 us at 8, 590 at 1); products take 4 from 8 terms
+    (at 8, float64 products into (180177, 8) of seed 1848: 608 us against 351, NOTES 105)."""
     def unroll(reduce, dtype, rows, destinations):
         passes = plans("scatter_reduce_", V([destinations, 32], dtype), 0, V([rows, 32], "int32", strides=[1, 0]),
                        V([rows, 32], dtype), reduce)
         return passes[-1]["spec"]["unroll"]
     assert unroll("amin", "float16", 1154892, 69156) == 1
-    assert unroll("amin", "float16", 1154892 * 2, 69156) == 8  # 33 terms a destination
-    assert unroll("prod", "float16", 1154892, 69156) == 8
+    assert unroll("amin", "float16", 1154892 * 2, 69156) == 4  # 33 terms a destination
+    assert unroll("prod", "float16", 1154892, 69156) == 4
+    jitops._core._set_cas_unroll(8)  # the knob the A/B measured the old plan with
+    try:
+        assert unroll("prod", "float64", 1154892, 69156) == 8
+    finally:
+        jitops._core._set_cas_unroll(-1)
     # float32 and float64 max and min are reductions after a read: one unit a thread under 32 terms, the
     # default from there (4 for this many units, as an int32 amax's), not the compare-and-swap's 8.
     for dtype in ("float32", "float64"):
@@ -658,3 +669,27 @@ def test_plain_stores_of_two_bytes_or_more_take_a_grid_over_all_their_units(inde
     assert r["grid"][0] == capped
     (r,) = plans("index_add_", V(dtype="bfloat16", **self_), 0, V([5], "int32"), V([5, 4, 2097152], "bfloat16"))
     assert r["grid"][0] == capped
+
+
+def test_the_means_counts_and_passes_over_self_follow_self_in_memory():
+    """A transposed self's counts lie in its memory order, so the finish walks both densely as one dim, and
+    the reset of include_self=False (from 2^19 units, or forced) walks the same way. In C order the finish
+    read self 64 bytes a lane apart (float32 (16x179528) transposed: 37 us against PyTorch's 9, NOTES 105)."""
+    self_t = V([16, 179528], "float32", strides=[1, 16])
+    call = (self_t, 1, V([16, 131072], "int32"), V([16, 131072], "float32"), "mean")
+    *_, finish = plans("scatter_reduce_", *call)
+    assert finish["spec"]["op"] == 7 and finish["spec"]["dims"] == 1
+    prepare, reset, add, finish = plans("scatter_reduce_", *call, include_self=False)
+    assert [reset["spec"]["op"], reset["spec"]["dims"]] == [18, 1]
+    assert "scatter_mean_finish<float, 1, false, true>" in reset["source"]
+    jitops._core._set_mean_memory_order(0)  # counts in C order: the walk keeps both dims
+    try:
+        *_, finish = plans("scatter_reduce_", *call)
+        assert finish["spec"]["dims"] == 2
+    finally:
+        jitops._core._set_mean_memory_order(1)
+    jitops._core._set_mean_reset(0)  # never: three passes, whatever the units
+    try:
+        assert [p["spec"]["op"] for p in plans("scatter_reduce_", *call, include_self=False)] == [6, 0, 7]
+    finally:
+        jitops._core._set_mean_reset(-1)

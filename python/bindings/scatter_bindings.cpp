@@ -20,6 +20,7 @@
 #include "runtime/ops/scatter_ops.h"
 #include "runtime/ops/scatter_fitted_lanes.h"
 #include "runtime/ops/scatter_index_inner.h"
+#include "runtime/ops/scatter_mean.h"
 #include "runtime/ops/scatter_private_plan.h"
 
 namespace py = pybind11;
@@ -41,8 +42,10 @@ void check_writable_self(const CallArrays& call) {
                      "or jax's .at[] updates");
 }
 
+// Up to four passes: scatter_reduce_'s mean with include_self=False counts, resets, adds and divides.
 py::object run_plans(CallArrays& call, ScatterProblem* problems, int count, py::handle self, int explain_arch) {
-  LaunchPlan plans[3];
+  LaunchPlan plans[4];
+  if (count > 4) throw std::logic_error("run_plans: more than four passes");
   int planned = 0;
   const DeviceInfo device = planning_device(call, explain_arch);
   IndexErrorSlot* slot = planning_error_slot(call, explain_arch);
@@ -155,7 +158,7 @@ py::object scatter_like(PyObject* const* a, const std::string& reduce, bool incl
   const int op = reduce_op(reduce);
   const int explain_arch = explain_arg(explain);
   const TensorDesc& self = call[kSlotSelf];
-  ScatterProblem passes[3];
+  ScatterProblem passes[4];
   int count = 0;
   std::unique_ptr<StreamScratch> counts;
   const bool mean = reduce == "mean";
@@ -180,9 +183,12 @@ py::object scatter_like(PyObject* const* a, const std::string& reduce, bool incl
     p.include_self = include_self;
     return run_deterministic(call, p, mean, a[0], explain_arch);
   }
+  // include_self=False's mean: count only, then zero the counted elements in one pass over self.
+  const bool reset_by_counts = mean && !include_self && self.numel() > 0 &&
+                               mean_reset_by_counts(call[kSlotIndex].numel());
   if (!include_self || mean) {
     ScatterProblem prepare = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], kScatterPrepare, op_code);
-    prepare.include_self = include_self;
+    prepare.include_self = include_self || reset_by_counts;
     encode_scalar(self.dtype, reduction_identity(self.dtype, op), prepare.value);
     if (mean && self.numel() > 0) {
       if (explain_arch < 0) {
@@ -193,13 +199,14 @@ py::object scatter_like(PyObject* const* a, const std::string& reduce, bool incl
       }
     }
     passes[count++] = prepare;
+    if (reset_by_counts) passes[count++] = mean_pass_problem(self, prepare.counts, kScatterMeanReset, false);
   }
   passes[count++] = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], op, op_code);
   if (count == 1 && row_sums_considered(passes[0])) {
     const RowSumLayout layout = row_sum_layout(passes[0], planning_device(call, explain_arch));
     if (layout.applies) return run_row_sum(call, passes[0], layout, a[0], explain_arch);
   }
-  if (mean) passes[count++] = mean_finish_problem(self, passes[0].counts, include_self);
+  if (mean) passes[count++] = mean_pass_problem(self, passes[0].counts, kScatterMeanFinish, include_self);
   return run_plans(call, passes, count, a[0], explain_arch);
 }
 
@@ -261,6 +268,15 @@ void bind_scatter_ops(py::module_& m) {
         "Development knob: the owned walk (a thread takes every term of its destinations) -1 where it pays, "
         "0 never, 1 wherever it applies.");
   m.def("_owned_walk", &owned_walk_mode);
+  m.def("_set_cas_unroll", &set_cas_unroll,
+        "Development knob: units a thread for compare-and-swap updates with many terms a destination (-1: the "
+        "rule's).");
+  m.def("_set_mean_memory_order", &set_mean_memory_order,
+        "Development knob: the mean's counts in self's memory order and its passes over self walked that way "
+        "(1), or in C order (0).");
+  m.def("_set_mean_reset", &set_mean_reset_mode,
+        "Development knob: include_self=False's mean zeroes self in a pass over its counts -1 where it pays, 0 "
+        "never, 1 always.");
   m.def("_set_index_inner", &set_index_inner_mode,
         "Development knob: the index innermost in the 2-D walk of a transposed self -1 where it pays, 0 never, 1 "
         "wherever the layout allows.");

@@ -4,6 +4,7 @@
 #include "jitops/scatter_params.h"
 #include "runtime/arg_error.h"
 #include "runtime/ops/gather_ops.h"
+#include "runtime/ops/scatter_mean.h"
 
 namespace jitops {
 namespace {
@@ -96,7 +97,7 @@ ScatterProblem index_add_problem(const TensorDesc& self, int64_t dim, const Tens
   p.src = source.data;
   const int64_t index_stride = index.ndim == 1 ? index.strides[0] : 1;
   int64_t cstrides[kMaxTensorDims];
-  self.c_order_strides(cstrides);  // where each element's count lives
+  counts_strides(self, cstrides);  // where each element's count lives
   IterationSpace& s = p.space;
   s.ndim = xn;
   for (int i = 0; i < xn; ++i) {
@@ -161,7 +162,7 @@ ScatterProblem scatter_problem(const TensorDesc& self, int64_t dim, const Tensor
   ScatterProblem p = base(self, index, op, op_code, true);
   p.src = src.data;
   int64_t cstrides[kMaxTensorDims];
-  self.c_order_strides(cstrides);  // where each element's count lives
+  counts_strides(self, cstrides);  // where each element's count lives
   int64_t positions[kMaxTensorDims];
   index.c_order_strides(positions);
   IterationSpace& s = p.space;
@@ -180,18 +181,18 @@ ScatterProblem scatter_problem(const TensorDesc& self, int64_t dim, const Tensor
   return p;
 }
 
-ScatterProblem mean_finish_problem(const TensorDesc& self, int* counts, bool include_self) {
+ScatterProblem mean_pass_problem(const TensorDesc& self, int* counts, int op, bool include_self) {
   ScatterProblem p;
   p.element = scatter_element_for(self.dtype, "scatter_reduce_", true);
   p.element_bytes = self.element_bytes();
   p.self = self.data;
   p.counts = counts;
-  p.op = kScatterMeanFinish;
+  p.op = op;
   p.op_code = kOpScatterReduce;
   p.include_self = include_self;
   p.axis_size = 1;
   int64_t cstrides[kMaxTensorDims];
-  self.c_order_strides(cstrides);  // where each element's count lives
+  counts_strides(self, cstrides);  // where each element's count lives
   IterationSpace& s = p.space;
   s.operands = kScatterOperands;
   s.ndim = self.ndim;

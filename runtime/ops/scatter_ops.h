@@ -28,8 +28,9 @@ ScatterProblem index_fill_problem(const TensorDesc& self, int64_t dim, const Ten
 // scatter_add_ / scatter_reduce_: the reduction `op` (kScatterAdd/Mul/Max/Min, or Prepare for its first pass).
 ScatterProblem scatter_problem(const TensorDesc& self, int64_t dim, const TensorDesc& index, const TensorDesc& src,
                                int op, int op_code);
-// The mean's last pass: over self's elements, dividing by counts.
-ScatterProblem mean_finish_problem(const TensorDesc& self, int* counts, bool include_self);
+// The mean's passes over self's own elements with their counts: the last (kScatterMeanFinish, dividing
+// by them) and, for include_self=False, the reset before the adds (kScatterMeanReset).
+ScatterProblem mean_pass_problem(const TensorDesc& self, int* counts, int op, bool include_self);
 
 // "sum", "prod", "mean", "amax", "amin" -> ScatterOp (mean sums); ValueError otherwise.
 int reduce_op(const std::string& reduce);

@@ -13,6 +13,7 @@
 #include "runtime/ops/fill_marked_plan.h"
 #include "runtime/ops/scatter_fitted_lanes.h"
 #include "runtime/ops/scatter_index_inner.h"
+#include "runtime/ops/scatter_mean.h"
 #include "runtime/ops/scatter_private_plan.h"
 
 namespace jitops {
@@ -23,6 +24,7 @@ constexpr int64_t kSectorBytes = 32;  // the unit L2 reads, writes and reduces
 constexpr int64_t kRowsFootprint = int64_t(16) << 20;  // bytes of rows' destinations, well inside an L2
 std::atomic<int64_t> g_small_index_threshold{16};
 std::atomic<int> g_owned_walk_mode{-1};
+std::atomic<int> g_cas_unroll{-1};
 // Below this many units a call is about its launch, and the walk's order is
 // not worth the planning time.
 constexpr int64_t kWalkOrderMinUnits = int64_t(1) << 16;
@@ -599,12 +601,21 @@ int64_t small_index_threshold() { return g_small_index_threshold.load(std::memor
 void set_small_index_threshold(int64_t t) { g_small_index_threshold = t; }
 int owned_walk_mode() { return g_owned_walk_mode.load(std::memory_order_relaxed); }
 void set_owned_walk_mode(int mode) { g_owned_walk_mode = mode; }
+void set_cas_unroll(int unroll) { g_cas_unroll = unroll; }
 
 bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan) {
   if (p.space.numel() == 0) return false;
   p.space.operands = kScatterOperands;
   if (p.op == kScatterFill && plan_fill_marked(p, device, error_slot, plan)) return true;
-  const bool linear_pass = p.op == kScatterMeanFinish || p.op == kScatterDetKeys || p.op == kScatterDetReduce;
+  const bool over_self = p.op == kScatterMeanFinish || p.op == kScatterMeanReset;
+  const bool linear_pass = over_self || p.op == kScatterDetKeys || p.op == kScatterDetReduce;
+  if (over_self && mean_memory_order() != 0) {
+    // The mean's passes over self walk it in memory order, where its counts
+    // lie alike (counts_strides): a transposed float32 self (16x179528) read
+    // 64 bytes a lane apart in C order, 37 us against PyTorch's 9-us divide.
+    const int priority[] = {kSelfOperand, kCountsOperand};
+    order_by_memory(p.space, priority, 2);
+  }
   if (!linear_pass) {  // walk self as it lies in memory, then src (the linear passes keep the C order they sort by)
     // An index that stays the same along a dim where self is dense
     // (index_add_'s into a transposed self, an expanded one) writes runs of
@@ -713,7 +724,13 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // (a float16 amin of 17 sorted terms a destination 998 -> 590 us, PyTorch
   // 882; 41 max / min cases of seeds 40-69 1.36x faster in geomean, NOTES
   // 71). Products keep 8 from 8 terms on: at one unit a thread, products
-  // into hot repeated destinations ran up to 2.3x slower.
+  // into hot repeated destinations ran up to 2.3x slower. The updates
+  // themselves take 4 (the identity stores keep 8): at 8 a thread float64
+  // products need 91-111 registers, and over 99 sweep plans of seeds 140-199
+  // 4 ran 1.13x faster in geomean (64 faster by 3% or more, 18 slower; below
+  // PyTorch 5 -> 2): random and sorted destinations gained (seed 1848's
+  // float64 into (180177, 8), 608 -> 351 us against PyTorch's 429), a few
+  // hot repeated ones lost up to 2.2x while still 3-17x PyTorch's (NOTES 105).
   // float32 and float64 max and min (a read, then a reduction where the
   // value changes) keep one unit a thread under 32 terms a destination, and
   // take the default from there: 118 such cases of seeds 100-710 1.06x
@@ -725,7 +742,8 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
     const int64_t span = std::max<int64_t>(1, p.self_hi - p.self_lo + 1);
     const bool many_terms = s.numel() * vec >= (extremum ? 32 : 8) * span;  // terms a destination: elements
     if (many_terms && !is_float_extremum(p)) {
-      tune.unroll = 8;
+      const int forced = g_cas_unroll.load(std::memory_order_relaxed);
+      tune.unroll = forced > 0 ? forced : p.op == kScatterPrepare ? 8 : 4;
       tune.adapt_unroll = false;
     } else if (!many_terms && extremum) {
       tune.unroll = 1;

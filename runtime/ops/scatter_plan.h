@@ -56,6 +56,8 @@ void set_small_index_threshold(int64_t threshold);
 // -1 where the planner finds it pays, 0 never, 1 wherever it applies.
 int owned_walk_mode();
 void set_owned_walk_mode(int mode);
+// Units a thread for compare-and-swap updates with many terms a destination, for measurement (-1: the rule's).
+void set_cas_unroll(int unroll);
 
 // The launch configuration comes from resolve_tuning() (runtime/tuning.h),
 // except for the linear passes of mean and deterministic sums.

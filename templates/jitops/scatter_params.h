@@ -36,6 +36,8 @@ enum ScatterOp : int32_t {
                              // position along the axis (fill_marked.cuh, FillMarkedParams)
   kScatterPrivateAdd = 17,   // adds into private copies of a small self in shared memory, then into self
                              // (scatter_private.cuh)
+  kScatterMeanReset = 18,    // over self: self = 0 where counts > 0 (mean, include_self=False, after a
+                             // prepare pass that only counted)
 };
 
 template <int Bits, int Dims>
@@ -49,7 +51,7 @@ struct ScatterParams {
   const void* src;
   const void* index;
   IndexErrorSlot* error;
-  int* counts;         // one per self element, C order of self's shape (mean); else null
+  int* counts;         // one per self element, dense in self's memory order (mean); else null
   Linear numel;        // iteration units
   int32_t ndim;
   int32_t op_code;

@@ -1,0 +1,66 @@
+"""scatter_reduce_(reduce="mean", include_self=False) through the reset by counts (runtime/ops/scatter_mean.cpp):
+a pass that only counts, one over self that zeroes the counted elements, the adds, the division. Forced on
+for every dtype x index dtype x dims x dim x layout of the every-case suite (self of random values, duplicate
+indices), and taken by the rule from 2^19 units on contiguous and transposed selves, against numpy."""
+
+import numpy as np
+import pytest
+
+import jitops
+
+pytest.importorskip("torch")
+import test_scatter_gpu as scatter  # noqa: E402 - after the skip: it needs torch
+
+pytestmark = pytest.mark.gpu
+torch = scatter.torch
+
+
+@pytest.fixture
+def reset_mode():
+    def set_mode(mode):
+        jitops._core._set_mean_reset(mode)
+    yield set_mode
+    jitops._core._set_mean_reset(-1)
+
+
+def reduce_and_check(self_t, dim, idx, src_t, index_dtype, dtype):
+    before = scatter.host(self_t)
+    terms = scatter.host(src_t)[tuple(slice(0, n) for n in idx.shape)]
+    index = torch.from_numpy(idx.astype(index_dtype)).to(scatter.DEVICE)
+    jitops.scatter_reduce_(self_t, dim, index, src_t, "mean", include_self=False)
+    scatter.expect_reduced(self_t, before, scatter.scatter_positions(idx, dim), terms, "mean", False, dtype)
+
+
+@scatter.every_case
+def test_forced_reset_matches_numpy(dtype, index_dtype, ndim, layout, reset_mode):
+    reset_mode(1)
+    rng = np.random.default_rng(scatter.seed("mean reset", dtype, index_dtype, ndim, layout))
+    shape = tuple(int(s) for s in rng.integers(1, 6, ndim))
+    for dim in range(-ndim, ndim):
+        self_t = scatter.device_tensor(rng, shape, dtype, layout)
+        idx_shape = [int(rng.integers(1, s + 1)) for s in shape]
+        idx_shape[dim] = int(rng.integers(1, 8))
+        src_t = scatter.device_tensor(rng, [s + int(rng.integers(0, 2)) for s in idx_shape], dtype, layout)
+        idx = rng.integers(0, shape[dim], idx_shape)
+        try:
+            reduce_and_check(self_t, dim, idx, src_t, index_dtype, dtype)
+        except AssertionError as e:
+            raise AssertionError(f"dim={dim}: {e}") from None
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "int64"])
+def test_the_rule_resets_by_counts_from_half_a_million_units(dtype, transposed):
+    rng = np.random.default_rng(scatter.seed("mean reset rule", dtype, transposed))
+    rows, cols, units = 70000, 4, 140000  # 560000 units: some elements get none, most several
+    tdt = getattr(torch, dtype)
+    values = torch.from_numpy(np.asarray(scatter.random_values(rng, (cols, rows) if transposed else (rows, cols),
+                                                               dtype))).to(scatter.DEVICE).to(tdt)
+    self_t = values.t() if transposed else values
+    src_t = torch.from_numpy(np.asarray(scatter.random_values(rng, (units, cols), dtype))).to(scatter.DEVICE).to(tdt)
+    idx = rng.integers(0, rows, (units, cols))
+    index = torch.from_numpy(idx).to(scatter.DEVICE)
+    ops = [r["spec"]["op"] for r in jitops.explain("scatter_reduce_", self_t, 0, index, src_t, "mean",
+                                                   include_self=False)]
+    assert ops == [6, 18, 0, 7]
+    reduce_and_check(self_t, 0, idx, src_t, "int64", dtype)
