@@ -25,8 +25,9 @@ def option(argv, flag, default):
     return argv[at + 1], argv[:at] + argv[at + 2:]
 
 
-def kernels_per_run(fn, timer, runs=20):
-    """[(names, summed kernel us, first start to last end us)] of `runs` runs, each after a flush."""
+def kernel_runs(fn, timer, runs=20):
+    """[[(name, start, end), ...] a run] of `runs` runs, each after a flush (the flush's own fill of 256 MB,
+    over 40 us, starts a run; PyTorch's scatter fill kernels are not fills of this kind)."""
     fn()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -39,16 +40,18 @@ def kernels_per_run(fn, timer, runs=20):
     per_run, current = [], None
     for e in events:
         dur = e.time_range.elapsed_us()
-        if dur > 40 and "ill" in e.name:  # the flush: zeroing 256 MB
+        if dur > 40 and "FillFunctor" in e.name:  # the flush: zeroing 256 MB
             current = []
             per_run.append(current)
         elif current is not None:
             current.append((e.name, e.time_range.start, e.time_range.end))
-    rows = []
-    for run in per_run:
-        if run:
-            rows.append(([n for n, _, _ in run], sum(b - a for _, a, b in run), run[-1][2] - run[0][1]))
-    return rows
+    return [run for run in per_run if run]
+
+
+def kernels_per_run(fn, timer, runs=20):
+    """[(names, summed kernel us, first start to last end us)] of `runs` runs, each after a flush."""
+    return [([n for n, _, _ in run], sum(b - a for _, a, b in run), run[-1][2] - run[0][1])
+            for run in kernel_runs(fn, timer, runs)]
 
 
 def summary(rows):
