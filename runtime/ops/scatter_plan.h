@@ -56,7 +56,8 @@ void set_small_index_threshold(int64_t threshold);
 // -1 where the planner finds it pays, 0 never, 1 wherever it applies.
 int owned_walk_mode();
 void set_owned_walk_mode(int mode);
-// Units a thread for compare-and-swap updates with many terms a destination, for measurement (-1: the rule's).
+// Units a thread for compare-and-swap updates with many terms a destination and the identity stores before
+// them, for measurement (-1: the rule's, 4 and 8).
 void set_cas_unroll(int unroll);
 
 // The launch configuration comes from resolve_tuning() (runtime/tuning.h),
@@ -64,7 +65,7 @@ void set_cas_unroll(int unroll);
 bool plan_scatter(ScatterProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan);
 
 // Deterministic sums: the launches for `problem` (a kScatterAdd pass whose
-// counts strides give each destination element's C-order id), using `keys`
+// counts strides give each destination element a dense id), using `keys`
 // (room for sort_length(units) keys, set to ~0). Appends to `plans`.
 size_t sort_length(int64_t units);
 void plan_deterministic_sum(ScatterProblem problem, bool mean, unsigned long long* keys, const DeviceInfo& device,
