@@ -1,8 +1,9 @@
 #include "runtime/ops/scatter_mean.h"
 
-#include <algorithm>
 #include <atomic>
 #include <numeric>
+
+#include "runtime/collapse.h"
 
 namespace jitops {
 
@@ -17,11 +18,20 @@ int mean_reset_mode() { return g_reset_mode.load(std::memory_order_relaxed); }
 void set_mean_reset_mode(int mode) { g_reset_mode = mode; }
 
 void counts_strides(const TensorDesc& self, int64_t* out) {
-  int order[kMaxTensorDims];
+  // self's dims in the order the passes over self walk them (memory_order, as
+  // plan_scatter orders those passes): no allocation on the call's path.
+  int order[kMaxDims + 16];
   std::iota(order, order + self.ndim, 0);
   if (mean_memory_order() != 0) {
-    auto width = [&](int d) { return self.strides[d] < 0 ? -self.strides[d] : self.strides[d]; };
-    std::stable_sort(order, order + self.ndim, [&](int a, int b) { return width(a) > width(b); });
+    IterationSpace space;
+    space.ndim = self.ndim;
+    space.operands = 1;
+    for (int d = 0; d < self.ndim; ++d) {
+      space.sizes[d] = self.shape[d];
+      space.strides[0][d] = self.strides[d] < 0 ? -self.strides[d] : self.strides[d];
+    }
+    const int priority[] = {0};
+    memory_order(space, priority, 1, order);
   }
   int64_t s = 1;
   for (int k = self.ndim - 1; k >= 0; --k) {

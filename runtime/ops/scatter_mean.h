@@ -8,9 +8,9 @@
 
 namespace jitops {
 
-// Dense strides in self's memory order (dims by self's strides, the widest
-// outside; ties in logical order), so that every pass reaches a count where
-// it reaches its self element.
+// Dense strides in self's memory order (memory_order on self's strides, the
+// widest outside), so that every pass reaches a count where it reaches its
+// self element.
 void counts_strides(const TensorDesc& self, int64_t* out);
 
 // Whether include_self=False's reset goes through the counts: a pass that
