@@ -68,17 +68,19 @@ std::string scatter_body(const KernelSpec& s) {
   } else if (f[F::kOp] == kScatterDetReduce) {
     call = "jitops::scatter_det_reduce<" + linear_args + ", " + (f[F::kAlpha] ? "true" : "false") + ">(p);";
   } else {
-    std::string common = std::to_string(f[F::kOp]) + ", " + std::to_string(f[F::kVec]) + ", " +
+    const bool counted = f[F::kOp] == kScatterAddCounted;  // adds, the counts kept in the same pass
+    std::string common = std::to_string(counted ? int(kScatterAdd) : f[F::kOp]) + ", " + std::to_string(f[F::kVec]) + ", " +
                          (f[F::kAlpha] ? "true" : "false") + ", " + std::to_string(f[F::kUnroll]);
     if (f[F::kOwned]) {
       header = "scatter_owned.cuh";
       call = "jitops::scatter_owned<" + linear_args + ", " + common + ">(p);";
     } else if (dims == 2)
       call = "jitops::scatter_2d<" + element + ", " + index_type + ", " + common + ", " +
-             std::to_string(f[F::kRunsInLanes]) + ">(p);";
+             std::to_string(f[F::kRunsInLanes]) + (counted ? ", true" : "") + ">(p);";
     else
       call = "jitops::scatter_linear<" + element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
-             (generic ? "true" : "false") + ", " + common + ", " + (f[F::kRunsInLanes] ? "true" : "false") + ">(p);";
+             (generic ? "true" : "false") + ", " + common + ", " + (f[F::kRunsInLanes] ? "true" : "false") +
+             (counted ? ", true" : "") + ">(p);";
   }
   return std::string("#include \"") + header + "\"\n\n"
          "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"

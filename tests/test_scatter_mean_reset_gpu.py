@@ -1,7 +1,11 @@
-"""scatter_reduce_(reduce="mean", include_self=False) through the reset by counts (runtime/ops/scatter_mean.cpp):
-a pass that only counts, one over self that zeroes the counted elements, the adds, the division. Forced on
-for every dtype x index dtype x dims x dim x layout of the every-case suite (self of random values, duplicate
-indices), and taken by the rule from 2^19 units on contiguous and transposed selves, against numpy."""
+"""scatter_reduce_(reduce="mean")'s passes (runtime/ops/scatter_mean.cpp), against numpy:
+- include_self=False through the reset by counts: a pass that only counts, one over self that zeroes the
+  counted elements, the adds, the division. Forced on for every dtype x index dtype x dims x dim x layout of
+  the every-case suite (self of random values, duplicate indices), and taken by the rule from 2^19 units on
+  contiguous and transposed selves.
+- include_self=True with its counts kept in the adds' own pass (op 19, count_units in templates/scatter.cuh)
+  and, with the knob off, in a pass of their own: both ways over the every-case suite, and on the rule's own
+  plans (the linear walk of one column, the 2-D walk of rows, random and 8 hot destinations)."""
 
 import numpy as np
 import pytest
@@ -23,18 +27,23 @@ def reset_mode():
     jitops._core._set_mean_reset(-1)
 
 
-def reduce_and_check(self_t, dim, idx, src_t, index_dtype, dtype):
+@pytest.fixture
+def counts_with_adds():
+    def set_mode(mode):
+        jitops._core._set_mean_counts_with_adds(mode)
+    yield set_mode
+    jitops._core._set_mean_counts_with_adds(1)
+
+
+def reduce_and_check(self_t, dim, idx, src_t, index_dtype, dtype, include_self=False):
     before = scatter.host(self_t)
     terms = scatter.host(src_t)[tuple(slice(0, n) for n in idx.shape)]
     index = torch.from_numpy(idx.astype(index_dtype)).to(scatter.DEVICE)
-    jitops.scatter_reduce_(self_t, dim, index, src_t, "mean", include_self=False)
-    scatter.expect_reduced(self_t, before, scatter.scatter_positions(idx, dim), terms, "mean", False, dtype)
+    jitops.scatter_reduce_(self_t, dim, index, src_t, "mean", include_self=include_self)
+    scatter.expect_reduced(self_t, before, scatter.scatter_positions(idx, dim), terms, "mean", include_self, dtype)
 
 
-@scatter.every_case
-def test_forced_reset_matches_numpy(dtype, index_dtype, ndim, layout, reset_mode):
-    reset_mode(1)
-    rng = np.random.default_rng(scatter.seed("mean reset", dtype, index_dtype, ndim, layout))
+def every_dim_against_numpy(rng, dtype, index_dtype, ndim, layout, include_self):
     shape = tuple(int(s) for s in rng.integers(1, 6, ndim))
     for dim in range(-ndim, ndim):
         self_t = scatter.device_tensor(rng, shape, dtype, layout)
@@ -43,9 +52,24 @@ def test_forced_reset_matches_numpy(dtype, index_dtype, ndim, layout, reset_mode
         src_t = scatter.device_tensor(rng, [s + int(rng.integers(0, 2)) for s in idx_shape], dtype, layout)
         idx = rng.integers(0, shape[dim], idx_shape)
         try:
-            reduce_and_check(self_t, dim, idx, src_t, index_dtype, dtype)
+            reduce_and_check(self_t, dim, idx, src_t, index_dtype, dtype, include_self)
         except AssertionError as e:
             raise AssertionError(f"dim={dim}: {e}") from None
+
+
+@scatter.every_case
+def test_forced_reset_matches_numpy(dtype, index_dtype, ndim, layout, reset_mode):
+    reset_mode(1)
+    rng = np.random.default_rng(scatter.seed("mean reset", dtype, index_dtype, ndim, layout))
+    every_dim_against_numpy(rng, dtype, index_dtype, ndim, layout, include_self=False)
+
+
+@pytest.mark.parametrize("mode", [1, 0])
+@scatter.every_case
+def test_counts_with_or_before_the_adds_match_numpy(dtype, index_dtype, ndim, layout, mode, counts_with_adds):
+    counts_with_adds(mode)
+    rng = np.random.default_rng(scatter.seed("mean counted", dtype, index_dtype, ndim, layout, mode))
+    every_dim_against_numpy(rng, dtype, index_dtype, ndim, layout, include_self=True)
 
 
 @pytest.mark.parametrize("transposed", [False, True])
@@ -64,3 +88,20 @@ def test_the_rule_resets_by_counts_from_half_a_million_units(dtype, transposed):
                                                    include_self=False)]
     assert ops == [6, 18, 0, 7]
     reduce_and_check(self_t, 0, idx, src_t, "int64", dtype)
+
+
+@pytest.mark.parametrize("kind", ["random", "hot"])
+@pytest.mark.parametrize("cols", [1, 3, 64])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "int64"])
+def test_the_rules_counted_adds_match_numpy(dtype, cols, kind):
+    rng = np.random.default_rng(scatter.seed("mean counted rule", dtype, cols, kind))
+    rows, units = 5003, 300_007 // cols
+    tdt = getattr(torch, dtype)
+    self_t = torch.from_numpy(np.asarray(scatter.random_values(rng, (rows, cols), dtype))).to(scatter.DEVICE).to(tdt)
+    src_t = torch.from_numpy(np.asarray(scatter.random_values(rng, (units, cols), dtype))).to(scatter.DEVICE).to(tdt)
+    pool = rng.integers(0, rows, 8)
+    idx = pool[rng.integers(0, 8, (units, cols))] if kind == "hot" else rng.integers(0, rows, (units, cols))
+    index = torch.from_numpy(idx).to(scatter.DEVICE)
+    ops = [r["spec"]["op"] for r in jitops.explain("scatter_reduce_", self_t, 0, index, src_t, "mean")]
+    assert ops == [19, 7], ops
+    reduce_and_check(self_t, 0, idx, src_t, "int64", dtype, include_self=True)

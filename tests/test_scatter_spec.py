@@ -57,6 +57,59 @@ def test_sources_name_their_ops():
                                            V([20, 8], "int32"), "amax")] == [4]
 
 
+def test_include_self_means_count_in_the_adds_pass():
+    """include_self=True's mean needs its counts only for the division: the adds' own pass counts each unit
+    (op 19: scatter_add's walk with count_units), two launches, not a counting pass that reads the index
+    again (NOTES 106); the knob gives the three passes back. include_self=False keeps counting first."""
+    call = (V([157190, 1], "float32"), 0, V([M, 1], "int64"), V([M, 1], "float32"), "mean")
+    add, finish = plans("scatter_reduce_", *call)
+    assert [add["spec"]["op"], finish["spec"]["op"]] == [19, 7]
+    assert "scatter_linear<float, long long, 1, false, 0, 1, false, 4, true, true>" in add["source"], add["source"]
+    two_d = plans("scatter_reduce_", V([64, 300], "float32"), 0, V([M // 300, 300], "int32"),
+                  V([M // 300, 300], "float32"), "mean")
+    assert [p["spec"]["op"] for p in two_d] == [19, 7] and ", true>(p);" in two_d[0]["source"]
+    assert [p["spec"]["op"] for p in plans("scatter_reduce_", *call, include_self=False)] == [6, 18, 0, 7]
+    # a pass of their own where self and its counts pass half the L2 (seed 1185's float32 column of 5.1M) ...
+    big = (V([5105099, 1], "float32"), 0, V([M, 1], "int64"), V([M, 1], "float32"), "mean")
+    assert [p["spec"]["op"] for p in plans("scatter_reduce_", *big)] == [6, 0, 7]
+    # ... and where 16-bit adds of 2^22 units or more go in packs (seed 1811's bfloat16 rows of 32), not one
+    # element at a time (rows of 3: no packs)
+    units = 303966
+    packed = (V([33328, 32], "bfloat16"), 0, V([units, 32], "int64", strides=[1, 0]), V([units, 32], "bfloat16"),
+              "mean")
+    ops = plans("scatter_reduce_", *packed)
+    assert [p["spec"]["op"] for p in ops] == [6, 0, 7] and ops[1]["spec"]["vec"] > 1, [p["spec"] for p in ops]
+    lone = (V([33328, 3], "bfloat16"), 0, V([2 * M, 3], "int64", strides=[1, 0]), V([2 * M, 3], "bfloat16"), "mean")
+    assert [p["spec"]["op"] for p in plans("scatter_reduce_", *lone)] == [19, 7]
+    jitops._core._set_mean_counts_with_adds(0)
+    try:
+        assert [p["spec"]["op"] for p in plans("scatter_reduce_", *call)] == [6, 0, 7]
+    finally:
+        jitops._core._set_mean_counts_with_adds(1)
+
+
+def test_identity_stores_walk_the_index_not_src():
+    """The identity stores before include_self=False's reduction read no source: a transposed src no longer
+    orders their walk, the index does (its reads dense along the lanes), where the reduction itself keeps src's
+    order. Seed 1856's float64 sum: the stores took 66 us walking the index 53 KB a lane (NOTES 106)."""
+    call = (V([383, 8398], "float64"), 1, V([383, 6647], "int64"), V([383, 6647], "float64", strides=[1, 383]),
+            "sum")
+    prepare, add = plans("scatter_reduce_", *call, include_self=False)
+    assert params_of(prepare).index_strides[1] == 1, params_of(prepare).index_strides
+    assert params_of(add).src_strides[1] == 1, params_of(add).src_strides
+    # the indexed dim outermost: each lane stores into another row in either order, and src's order stays
+    outer = (V([3132, 509], "float64"), 0, V([2955, 509], "int32"), V([2955, 509], "float64", strides=[1, 2955]),
+             "amax")
+    prepare, add = plans("scatter_reduce_", *outer, include_self=False)
+    assert params_of(prepare).src_strides[:2] == params_of(add).src_strides[:2], params_of(prepare).src_strides
+    jitops._core._set_prepare_order(0)
+    try:
+        prepare, _ = plans("scatter_reduce_", *call, include_self=False)
+        assert params_of(prepare).index_strides[1] == 6647, params_of(prepare).index_strides
+    finally:
+        jitops._core._set_prepare_order(1)
+
+
 def test_scatter_add_expanded_index_is_2d_and_vectorized():
     (r,) = plans("scatter_add_", V([1000, 128], "float32"), 0, V([4096, 128], "int64", strides=[1, 0]),
                  V([4096, 128], "float32"))
@@ -441,9 +494,9 @@ def test_a_few_rows_take_their_blocks_in_groups_and_a_full_index_a_warp_a_row():
     grid needs a fraction of the column blocks; a full index into those few rows, on a grid that gives every
     SM two blocks, takes a warp a row (32 lanes). Many rows keep the narrow warps and whole blocks."""
     # seed 508's mean: float64 (4 x 1397985) through a full index into a transposed self of 4 rows
-    (count, add, _) = plans("scatter_reduce_", V([4, 182769], "float64", strides=[1, 4]), 1, V([4, 1397985], "int32"),
-                            V([4, 1397985], "float64"), "mean")
-    for r in (count, add):
+    (add, _) = plans("scatter_reduce_", V([4, 182769], "float64", strides=[1, 4]), 1, V([4, 1397985], "int32"),
+                     V([4, 1397985], "float64"), "mean")  # the adds counting too (NOTES 106)
+    for r in (add,):
         assert r["block"] == (32, 8, 1) and r["grid"] == (-(-1397985 // 64), 1, 1), (r["block"], r["grid"])
         assert params_of(r).block_rows == 4
     # a small grid (5 rows of 1637) keeps the narrow warp, in groups of 8 rows

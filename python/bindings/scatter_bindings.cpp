@@ -6,6 +6,7 @@
 #include <vector>
 #include <string>
 
+#include "jit/scatter_source.h"
 #include "jitops/scatter_params.h"
 #include "python/bindings/array_args.h"
 #include "python/bindings/fastcall.h"
@@ -149,6 +150,18 @@ py::object index_fill_body(PyObject* const* a) {
   return run_plans(call, &p, 1, a[0], explain_arg(a[5]));
 }
 
+// Whether include_self=True's mean counts in its adds' pass (`adds`, planned here without counts where the rule
+// asks whether they go in packs).
+bool counts_in_adds(CallArrays& call, const ScatterProblem& adds, int explain_arch) {
+  const DeviceInfo device = planning_device(call, explain_arch);
+  const TensorDesc& self = call[kSlotSelf];
+  if (!mean_counts_with_adds(self, device)) return false;
+  if (self.element_bytes() != 2 || adds.space.numel() < kMeanPackedUnits) return true;
+  LaunchPlan plan;
+  return !plan_scatter(adds, device, planning_error_slot(call, explain_arch), plan) ||
+         plan.spec.fields[ScatterSpecFields::kVec] == 1;
+}
+
 py::object scatter_like(PyObject* const* a, const std::string& reduce, bool include_self, PyObject* stream,
                         PyObject* explain, int op_code, bool deterministic) {
   CallArrays call({{"self", a[0]}, {"index", a[2]}, {"src", a[3]}}, or_none(stream));
@@ -186,27 +199,34 @@ py::object scatter_like(PyObject* const* a, const std::string& reduce, bool incl
   // include_self=False's mean: count only, then zero the counted elements in one pass over self.
   const bool reset_by_counts = mean && !include_self && self.numel() > 0 &&
                                mean_reset_by_counts(call[kSlotIndex].numel());
-  if (!include_self || mean) {
+  int* counts_at = nullptr;
+  if (mean && self.numel() > 0) {
+    if (explain_arch < 0) {
+      counts = std::make_unique<StreamScratch>(call, size_t(self.numel()), 0u);
+      counts_at = counts->data();
+    } else {
+      counts_at = reinterpret_cast<int*>(uintptr_t(256));  // planned, never launched
+    }
+  }
+  // include_self=True's mean counts in the adds' pass where it pays: nothing reads the counts before the division.
+  const bool counts_with_adds = mean && include_self && self.numel() > 0 &&
+                                counts_in_adds(call, scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource],
+                                                                     op, op_code), explain_arch);
+  if (!include_self || (mean && !counts_with_adds)) {
     ScatterProblem prepare = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], kScatterPrepare, op_code);
     prepare.include_self = include_self || reset_by_counts;
     encode_scalar(self.dtype, reduction_identity(self.dtype, op), prepare.value);
-    if (mean && self.numel() > 0) {
-      if (explain_arch < 0) {
-        counts = std::make_unique<StreamScratch>(call, size_t(self.numel()), 0u);
-        prepare.counts = counts->data();
-      } else {
-        prepare.counts = reinterpret_cast<int*>(uintptr_t(256));  // planned, never launched
-      }
-    }
+    prepare.counts = counts_at;
     passes[count++] = prepare;
     if (reset_by_counts) passes[count++] = mean_pass_problem(self, prepare.counts, kScatterMeanReset, false);
   }
   passes[count++] = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], op, op_code);
-  if (count == 1 && row_sums_considered(passes[0])) {
+  if (counts_with_adds) passes[count - 1].counts = counts_at;
+  if (count == 1 && !mean && row_sums_considered(passes[0])) {
     const RowSumLayout layout = row_sum_layout(passes[0], planning_device(call, explain_arch));
     if (layout.applies) return run_row_sum(call, passes[0], layout, a[0], explain_arch);
   }
-  if (mean) passes[count++] = mean_pass_problem(self, passes[0].counts, kScatterMeanFinish, include_self);
+  if (mean) passes[count++] = mean_pass_problem(self, counts_at, kScatterMeanFinish, include_self);
   return run_plans(call, passes, count, a[0], explain_arch);
 }
 
@@ -271,6 +291,11 @@ void bind_scatter_ops(py::module_& m) {
   m.def("_set_cas_unroll", &set_cas_unroll,
         "Development knob: units a thread for compare-and-swap updates with many terms a destination (-1: the "
         "rule's).");
+  m.def("_set_prepare_order", &set_prepare_order,
+        "Development knob: the identity stores and counts before a reduction ordered by self then the index, src "
+        "ignored (1), or by self then src as the reduction is (0).");
+  m.def("_set_mean_counts_with_adds", &set_mean_counts_with_adds,
+        "Development knob: include_self=True's mean counts in the adds' pass (1) or in a pass of their own (0).");
   m.def("_set_mean_memory_order", &set_mean_memory_order,
         "Development knob: the mean's counts in self's memory order and its passes over self walked that way "
         "(1), or in C order (0).");

@@ -10,12 +10,27 @@ namespace jitops {
 namespace {
 std::atomic<int> g_memory_order{1};
 std::atomic<int> g_reset_mode{-1};
+std::atomic<int> g_counts_with_adds{1};
 }  // namespace
 
 int mean_memory_order() { return g_memory_order.load(std::memory_order_relaxed); }
 void set_mean_memory_order(int mode) { g_memory_order = mode; }
 int mean_reset_mode() { return g_reset_mode.load(std::memory_order_relaxed); }
 void set_mean_reset_mode(int mode) { g_reset_mode = mode; }
+void set_mean_counts_with_adds(int mode) { g_counts_with_adds = mode; }
+
+// Over 140 include_self=True means of seeds 100-1900 (H100, NOTES 106), the
+// counts in the adds' pass ran 1.13x faster in geomean than a pass of their
+// own, up to 1.7x (float32 into 117510 elements 61.6 -> 36.2 us), but up to
+// 2x slower where self and its counts passed ~25 MB (float32 one column of
+// 5.1M, 1516 -> 2707 us: the adds' and the counts' atomics in one pass
+// thrashed the L2) or 16-bit adds in packs lost them (bfloat16 rows of 8 from
+// 9.7M units, 153 -> 229). With both kept to their pass of their own, the
+// same plans 1.17x (fitted on them).
+bool mean_counts_with_adds(const TensorDesc& self, const DeviceInfo& device) {
+  if (g_counts_with_adds.load(std::memory_order_relaxed) == 0) return false;
+  return !device.past_half_l2(self.numel() * (self.element_bytes() + int64_t(sizeof(int))));
+}
 
 void counts_strides(const TensorDesc& self, int64_t* out) {
   // self's dims in the order the passes over self walk them (memory_order, as

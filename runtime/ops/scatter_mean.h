@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "runtime/device_context.h"
 #include "runtime/tensor_desc.h"
 
 namespace jitops {
@@ -17,6 +18,14 @@ void counts_strides(const TensorDesc& self, int64_t* out);
 // counts only, then one over self that zeroes the elements counted.
 bool mean_reset_by_counts(int64_t units);
 
+// Whether include_self=True's counts may come from the adds' own pass (each
+// unit counted beside its add) rather than a pass of their own before it:
+// where self and its counts together stay within half the L2. The caller
+// also keeps the pass of its own for 16-bit adds in packs from
+// kMeanPackedUnits units (counting takes the adds one element at a time).
+bool mean_counts_with_adds(const TensorDesc& self, const DeviceInfo& device);
+constexpr int64_t kMeanPackedUnits = int64_t(1) << 22;
+
 // Development knobs, for measurement: counts in self's memory order and the
 // finish pass walked that way (1, the default) or in C order (0); the reset
 // by counts where it pays (-1), never (0) or always (1).
@@ -24,5 +33,7 @@ int mean_memory_order();
 void set_mean_memory_order(int mode);
 int mean_reset_mode();
 void set_mean_reset_mode(int mode);
+// The counts with the adds (1, the default) or in a pass of their own (0).
+void set_mean_counts_with_adds(int mode);
 
 }  // namespace jitops

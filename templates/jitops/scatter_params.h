@@ -38,6 +38,8 @@ enum ScatterOp : int32_t {
                              // (scatter_private.cuh)
   kScatterMeanReset = 18,    // over self: self = 0 where counts > 0 (mean, include_self=False, after a
                              // prepare pass that only counted)
+  kScatterAddCounted = 19,   // kScatterAdd that also counts each unit (mean, include_self=True): a spec's
+                             // op only; the problem's op stays kScatterAdd, its counts set
 };
 
 template <int Bits, int Dims>
