@@ -208,10 +208,9 @@ py::object scatter_like(PyObject* const* a, const std::string& reduce, bool incl
       counts_at = reinterpret_cast<int*>(uintptr_t(256));  // planned, never launched
     }
   }
+  ScatterProblem adds = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], op, op_code);
   // include_self=True's mean counts in the adds' pass where it pays: nothing reads the counts before the division.
-  const bool counts_with_adds = mean && include_self && self.numel() > 0 &&
-                                counts_in_adds(call, scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource],
-                                                                     op, op_code), explain_arch);
+  const bool counts_with_adds = mean && include_self && self.numel() > 0 && counts_in_adds(call, adds, explain_arch);
   if (!include_self || (mean && !counts_with_adds)) {
     ScatterProblem prepare = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], kScatterPrepare, op_code);
     prepare.include_self = include_self || reset_by_counts;
@@ -220,8 +219,8 @@ py::object scatter_like(PyObject* const* a, const std::string& reduce, bool incl
     passes[count++] = prepare;
     if (reset_by_counts) passes[count++] = mean_pass_problem(self, prepare.counts, kScatterMeanReset, false);
   }
-  passes[count++] = scatter_problem(self, dim, call[kSlotIndex], call[kSlotSource], op, op_code);
-  if (counts_with_adds) passes[count - 1].counts = counts_at;
+  if (counts_with_adds) adds.counts = counts_at;
+  passes[count++] = adds;
   if (count == 1 && !mean && row_sums_considered(passes[0])) {
     const RowSumLayout layout = row_sum_layout(passes[0], planning_device(call, explain_arch));
     if (layout.applies) return run_row_sum(call, passes[0], layout, a[0], explain_arch);
