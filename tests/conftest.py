@@ -68,10 +68,13 @@ def _gpu_share(request):
 @pytest.fixture
 def upsample_tiles_on_narrow_rows():
     """The upsample backward tile kernel on small shapes too: by default output-gradient rows under 256
-    bytes go to the row kernels (test_upsample_tiles_spec.py checks that default)."""
-    previous = jitops._core._set_upsample_tile_min_row_bytes(0)
+    bytes and tiles under 2 KiB of shared memory go to the row kernels (test_upsample_tiles_spec.py checks
+    those defaults)."""
+    previous_row = jitops._core._set_upsample_tile_min_row_bytes(0)
+    previous_tile = jitops._core._set_upsample_tile_min_bytes(0)
     yield
-    jitops._core._set_upsample_tile_min_row_bytes(previous)
+    jitops._core._set_upsample_tile_min_row_bytes(previous_row)
+    jitops._core._set_upsample_tile_min_bytes(previous_tile)
 
 
 @pytest.fixture

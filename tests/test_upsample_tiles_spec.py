@@ -147,6 +147,24 @@ def test_narrow_rows_stay_on_the_row_kernels_by_default(fresh_cache):
         _core._set_upsample_tile_min_row_bytes(previous)
 
 
+def test_tiles_under_2_kib_go_to_the_row_kernels_by_default(fresh_cache):
+    """A heuristic tile under 2 KiB of shared memory goes to the row kernels: seed 292's bfloat16
+    (2,128,66,151) x1.5 backward, tiles of one row of 101 (1052 bytes), took 14.5 us tiled against 10.8 on
+    the row kernels on an H100 (NOTES 107); a tile of 16 KiB stays tiled."""
+    small = (V([2, 128, 66, 151], "bfloat16"), (2, 128, 44, 101))
+    large = (V([16, 128, 283, 226], "float32"), (16, 128, 189, 151))
+    previous = _core._set_upsample_tile_min_bytes(2048)
+    try:
+        assert explain(*small, scale_factor=1.5)["spec"]["kind"] == ROWS
+        k = explain(*large, scale_factor=1.5)
+        assert k["spec"]["kind"] == TILES and k["shared_bytes_dynamic"] >= 2048
+        _core._set_upsample_tile_min_bytes(0)
+        k = explain(*small, scale_factor=1.5)
+        assert k["spec"]["kind"] == TILES and k["shared_bytes_dynamic"] < 2048
+    finally:
+        _core._set_upsample_tile_min_bytes(previous)
+
+
 def test_blocks_take_three_items_a_thread_down_to_128_threads(fresh_cache):
     """Seed 44's float16 tiles of 2 x 185 items: 128 threads (18.1 us against 24.6 on 256); below 128 the
     rule is two items a thread, which keeps 128 for a tile of 2 x 191."""

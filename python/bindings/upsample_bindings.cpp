@@ -147,6 +147,9 @@ void bind_upsample_ops(py::module_& m) {
   m.def("_set_upsample_tile_min_row_bytes", &set_upsample_tile_min_row_bytes, py::arg("bytes"),
         "Development knob: the narrowest output-gradient row the backward tiles take (default 256 bytes); "
         "returns the previous value.");
+  m.def("_set_upsample_tile_min_bytes", &set_upsample_tile_min_bytes, py::arg("bytes"),
+        "Development knob: the least shared memory of the heuristic's tile that the backward tiles take "
+        "(default 2048 bytes); returns the previous value.");
   m.def("_set_upsample_fitted_rows", &set_upsample_fitted_rows,
         "Development knob: False gives the row kernels' blocks a power of two of lanes a row; returns the "
         "previous setting.");

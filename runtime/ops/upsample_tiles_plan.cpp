@@ -16,6 +16,7 @@ enum : int { kN = 0, kC = 1, kH = 2, kW = 3 };
 
 std::atomic<bool> g_tiles_on{true};
 std::atomic<int> g_min_row_bytes{256};
+std::atomic<int> g_min_tile_bytes{2048};
 
 // The most output-gradient rows (or columns) the windows of n consecutive
 // input-gradient rows cover, of `out`, where there are `size`. Exact edges
@@ -47,6 +48,8 @@ struct TileShape {
   int64_t stage_rows = 0;      // output-gradient rows staged
   int64_t pitch = 0;           // elements between staged rows
   bool one_span = false;
+  int64_t tiles = 0;   // tiles in the problem
+  int64_t shared = 0;  // shared memory a block: the index tables and the staged rows
 };
 
 // The tile with the most rows whose staged rows fit `budget` bytes: whole rows
@@ -78,6 +81,40 @@ TileShape choose_tile(const UpsampleGeometry& g, int64_t channels, int bytes, bo
   return t;
 }
 
+constexpr int64_t kMaxBudget = 48 << 10;
+
+// The tile a launch of `tuning` stages: the most rows its loads in flight fill
+// (never under 8 KiB, never past 48 KiB), then fewer rows where the grid
+// would not make 6 waves of resident blocks; its tile count and shared memory.
+TileShape size_tile(const UpsampleGeometry& g, int64_t channels, int bytes, bool rows_follow, int64_t outer,
+                    const LaunchTuning& tuning, const DeviceInfo& device) {
+  const int64_t budget = std::clamp<int64_t>(int64_t(tuning.threads) * tuning.unroll * 16, 8 << 10, kMaxBudget);
+  TileShape t = choose_tile(g, channels, bytes, rows_follow, budget);
+  if (t.rows == 0) t = choose_tile(g, channels, bytes, rows_follow, kMaxBudget);
+  const int64_t col_chunks = (g.in_w + t.cols - 1) / t.cols;
+  auto tiles_of = [&](int64_t rows) { return outer * ((g.in_h + rows - 1) / rows) * col_chunks; };
+  const int64_t vec = 16 / bytes;
+  auto shared_of = [&](int64_t rows) {
+    const int64_t stage_rows = covered(rows, g.backward_scale_h, g.in_h, g.out_h);
+    const int64_t tables = round_up(4 * (rows + t.cols + 2 + stage_rows), 16);  // as the kernel lays them out
+    return tables + (stage_rows * t.pitch + (t.one_span ? vec : 0)) * bytes;
+  };
+  // A block stages, waits, then sums: blocks overlap one another, not their
+  // own phases, so the grid is kept to several waves of resident blocks (a
+  // last, partial wave then costs little): fewer rows a tile where it is not.
+  auto waves_of = [&](int64_t rows) {
+    const int64_t resident = std::max<int64_t>(
+        1, std::min<int64_t>(device.max_threads_per_sm / tuning.threads, device.shared_per_sm / (shared_of(rows) + 1024)));
+    return double(tiles_of(rows)) / double(resident * device.sm_count);
+  };
+  t.rows = std::min(t.rows, std::max<int64_t>(1, (int64_t(1) << 24) / (t.cols * channels)));  // H downscaled far
+  t.rows = std::max<int64_t>(1, largest(t.rows, [&](int64_t rows) { return waves_of(rows) >= 6; }));
+  t.stage_rows = covered(t.rows, g.backward_scale_h, g.in_h, g.out_h);
+  t.tiles = tiles_of(t.rows);
+  t.shared = shared_of(t.rows);
+  return t;
+}
+
 }  // namespace
 
 int widest_window(float scale, int64_t size) {
@@ -88,6 +125,7 @@ int widest_window(float scale, int64_t size) {
 
 bool set_upsample_tiles(bool on) { return g_tiles_on.exchange(on); }
 int set_upsample_tile_min_row_bytes(int bytes) { return g_min_row_bytes.exchange(bytes); }
+int set_upsample_tile_min_bytes(int bytes) { return g_min_tile_bytes.exchange(bytes); }
 
 template <int Bits>
 bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const UpsampleGeometry& g,
@@ -121,41 +159,29 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
   const bool rows_follow = g.out_h == 1 || go.strides[kH] == g.out_w * channels;
   // Windows too wide to stage even one: the row kernels' loops (decided before the tuning point is
   // resolved, so that a call the row kernels take records no point of this kernel).
-  constexpr int64_t kMaxBudget = 48 << 10;
   if (choose_tile(g, channels, bytes, rows_follow, kMaxBudget).rows == 0) return false;
+  const int64_t outer = nchw ? gi.shape[kN] * gi.shape[kC] : gi.shape[kN];
+  LaunchTuning heuristic;
+  heuristic.unroll = 4;  // 16-byte loads in flight a thread: 16 KiB staged a tile at 256 threads
+  // Tiles of a few rows' worth: the block's tables, barrier and staging cost more than reading the
+  // windows straight from the L1 (decided on the heuristic's tile, before the point is resolved, as above).
+  // Over 186 tile plans of seeds 100-1900 (H100, NOTES 107), those under 2 KiB of shared memory (43) ran
+  // 1.08x faster on the row kernels in geomean, 26 by 3% or more, 8 slower (down to 0.92x); the larger
+  // tiles (143) 0.92x there.
+  if (size_tile(g, channels, bytes, rows_follow, outer, heuristic, device).shared <
+      g_min_tile_bytes.load(std::memory_order_relaxed))
+    return false;
   TuningPoint point;
   point.family = KernelFamily::Upsample;
   point.traits = {kUpsampleTilesBackward, plan.spec.fields[F::kElement], 16 / bytes, Bits, nchw, rows_follow};
   point.bucket = {size_bucket(gi.numel()), size_bucket(g.out_w * channels), 0};
-  LaunchTuning heuristic;
-  heuristic.unroll = 4;  // 16-byte loads in flight a thread: 16 KiB staged a tile at 256 threads
   plan.tuning = resolve_tuning(point, device, heuristic);
   plan.tunable = true;
   const LaunchTuning& tuning = plan.tuning.config;
-  const int64_t budget = std::clamp<int64_t>(int64_t(tuning.threads) * tuning.unroll * 16, 8 << 10, kMaxBudget);
-  TileShape t = choose_tile(g, channels, bytes, rows_follow, budget);
-  if (t.rows == 0) t = choose_tile(g, channels, bytes, rows_follow, kMaxBudget);
-  const int64_t outer = nchw ? gi.shape[kN] * gi.shape[kC] : gi.shape[kN];
+  const TileShape t = size_tile(g, channels, bytes, rows_follow, outer, tuning, device);
+  const int64_t items = t.rows * t.cols * channels, shared = t.shared;
   const int64_t col_chunks = (g.in_w + t.cols - 1) / t.cols;
-  auto tiles_of = [&](int64_t rows) { return outer * ((g.in_h + rows - 1) / rows) * col_chunks; };
   const int64_t vec = 16 / bytes;
-  auto shared_of = [&](int64_t rows) {
-    const int64_t stage_rows = covered(rows, g.backward_scale_h, g.in_h, g.out_h);
-    const int64_t tables = round_up(4 * (rows + t.cols + 2 + stage_rows), 16);  // as the kernel lays them out
-    return tables + (stage_rows * t.pitch + (t.one_span ? vec : 0)) * bytes;
-  };
-  // A block stages, waits, then sums: blocks overlap one another, not their
-  // own phases, so the grid is kept to several waves of resident blocks (a
-  // last, partial wave then costs little): fewer rows a tile where it is not.
-  auto waves_of = [&](int64_t rows) {
-    const int64_t resident = std::max<int64_t>(
-        1, std::min<int64_t>(device.max_threads_per_sm / tuning.threads, device.shared_per_sm / (shared_of(rows) + 1024)));
-    return double(tiles_of(rows)) / double(resident * device.sm_count);
-  };
-  t.rows = std::min(t.rows, std::max<int64_t>(1, (int64_t(1) << 24) / (t.cols * channels)));  // H downscaled far
-  t.rows = std::max<int64_t>(1, largest(t.rows, [&](int64_t rows) { return waves_of(rows) >= 6; }));
-  t.stage_rows = covered(t.rows, g.backward_scale_h, g.in_h, g.out_h);
-  const int64_t items = t.rows * t.cols * channels, shared = shared_of(t.rows);
   // Past 48 KiB the launch opts in; the tables of the widest tiles stay far below the device's limit.
   if (shared > device.shared_per_block_optin) return false;
   // Types under 4 bytes sum 4 bytes of consecutive elements an item: the index arithmetic and window
@@ -180,7 +206,7 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
   UpsampleTileParams<Bits> p{};
   p.src = go.data;
   p.dst = gi.data;
-  p.tiles = L(tiles_of(t.rows));
+  p.tiles = L(t.tiles);
   p.col_chunks = D(L(col_chunks));
   p.row_blocks = D(L((g.in_h + t.rows - 1) / t.rows));
   p.outer1 = D(L(nchw ? gi.shape[kC] : gi.shape[kN]));
@@ -215,7 +241,7 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
                      : "tiles of rows of W x C (channels-last) staged in shared memory (16-byte loads), windows "
                        "summed there";
   plan.block[0] = unsigned(threads);
-  plan.grid[0] = grid_blocks(tiles_of(t.rows), 1, threads, device, tuning.waves);
+  plan.grid[0] = grid_blocks(t.tiles, 1, threads, device, tuning.waves);
   plan.shared_bytes = unsigned(shared);
   plan.set_params(p);
   return true;
