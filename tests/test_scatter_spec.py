@@ -102,12 +102,37 @@ def test_identity_stores_walk_the_index_not_src():
              "amax")
     prepare, add = plans("scatter_reduce_", *outer, include_self=False)
     assert params_of(prepare).src_strides[:2] == params_of(add).src_strides[:2], params_of(prepare).src_strides
-    jitops._core._set_prepare_order(0)
+    previous = jitops._core._set_prepare_order(0)
     try:
         prepare, _ = plans("scatter_reduce_", *call, include_self=False)
         assert params_of(prepare).index_strides[1] == 6647, params_of(prepare).index_strides
     finally:
-        jitops._core._set_prepare_order(1)
+        jitops._core._set_prepare_order(previous)
+
+
+def test_counts_and_stores_walk_the_indexed_dim_innermost():
+    """Where the indexed dim is self's innermost but not the index's, the counts (and the stores, where the
+    other dims hold 16 units or more) walk it innermost, their lanes within a row of self. Seed 1858's bfloat16
+    mean into a transposed (94x65536): its counts, lanes along the index's rows, took 114 us against
+    PyTorch's 67-us count (NOTES 107). The stores into int32 (1481093x7) keep the index's order (489 us
+    against 917 walking the indexed dim)."""
+    mean = (V([94, 65536], "bfloat16", strides=[1, 94]), 0, V([101, 65536], "int64"),
+            V([101, 65536], "bfloat16", strides=[1, 101]), "mean")
+    counts = plans("scatter_reduce_", *mean)[0]
+    assert counts["spec"]["op"] == 6 and params_of(counts).index_strides[1] == 65536, params_of(counts).index_strides
+    narrow = (V([1481093, 7], "int32", strides=[1, 1481093]), 0, V([M, 7], "int64"), V([M, 7], "int32"), "sum")
+    stores = plans("scatter_reduce_", *narrow, include_self=False)[0]
+    assert stores["spec"]["op"] == 6 and params_of(stores).index_strides[1] == 1, params_of(stores).index_strides
+    wide = (V([20000, 64], "float32", strides=[1, 20000]), 0, V([M // 64, 64], "int64"), V([M // 64, 64], "float32"),
+            "amax")
+    stores = plans("scatter_reduce_", *wide, include_self=False)[0]
+    assert params_of(stores).index_strides[1] == 64, params_of(stores).index_strides
+    previous = jitops._core._set_prepare_order(1)  # the index's order
+    try:
+        counts = plans("scatter_reduce_", *mean)[0]
+        assert params_of(counts).index_strides[1] == 1, params_of(counts).index_strides
+    finally:
+        jitops._core._set_prepare_order(previous)
 
 
 def test_scatter_add_expanded_index_is_2d_and_vectorized():

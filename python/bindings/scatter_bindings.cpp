@@ -291,8 +291,10 @@ void bind_scatter_ops(py::module_& m) {
         "Development knob: units a thread for compare-and-swap updates with many terms a destination (-1: the "
         "rule's).");
   m.def("_set_prepare_order", &set_prepare_order,
-        "Development knob: the identity stores and counts before a reduction ordered by self then the index, src "
-        "ignored (1), or by self then src as the reduction is (0).");
+        "Development knob: the identity stores and counts before a reduction, where the indexed dim is self's "
+        "innermost, ordered by self then src as the reduction is (0), by self then the index, src ignored (1), "
+        "the indexed dim innermost (2), or by the rule (3, the default: the indexed dim innermost for counts "
+        "alone, or where the other dims hold 16 units or more); returns the previous mode.");
   m.def("_set_mean_counts_with_adds", &set_mean_counts_with_adds,
         "Development knob: include_self=True's mean counts in the adds' pass (1) or in a pass of their own (0).");
   m.def("_set_mean_memory_order", &set_mean_memory_order,

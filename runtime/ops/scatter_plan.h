@@ -60,8 +60,9 @@ void set_owned_walk_mode(int mode);
 // them, for measurement (-1: the rule's, 4 and 8).
 void set_cas_unroll(int unroll);
 // The identity stores and counts before a reduction planned without src's strides, the index ordering the dims
-// self leaves open (1, the default), or as the reduction after them is (0), for measurement.
-void set_prepare_order(int mode);
+// self leaves open (1), the indexed dim innermost (2), by prepare_axis_first's rule (3, the default), or as the
+// reduction after them is (0), for measurement.
+int set_prepare_order(int mode);  // returns the previous mode
 
 // The launch configuration comes from resolve_tuning() (runtime/tuning.h),
 // except for the linear passes of mean and deterministic sums.
