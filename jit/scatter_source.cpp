@@ -62,7 +62,8 @@ std::string scatter_body(const KernelSpec& s) {
            std::to_string(f[F::kUnroll]) + ", " + std::to_string(f[F::kVec]) + ">(p);";
   } else if (f[F::kOp] == kScatterMeanFinish || f[F::kOp] == kScatterMeanReset) {
     call = "jitops::scatter_mean_finish<" + element + ", " + std::to_string(param_dims) + ", " +
-           (generic ? "true" : "false") + ", " + (f[F::kOp] == kScatterMeanReset ? "true" : "false") + ">(p);";
+           (generic ? "true" : "false") + ", " + (f[F::kOp] == kScatterMeanReset ? "true" : "false") + ", " +
+           std::to_string(f[F::kUnroll]) + ">(p);";
   } else if (f[F::kOp] == kScatterDetKeys) {
     call = "jitops::scatter_det_keys<" + linear_args + ">(p);";
   } else if (f[F::kOp] == kScatterDetReduce) {

@@ -5,7 +5,8 @@
   contiguous and transposed selves.
 - include_self=True with its counts kept in the adds' own pass (op 19, count_units in templates/scatter.cuh)
   and, with the knob off, in a pass of their own: both ways over the every-case suite, and on the rule's own
-  plans (the linear walk of one column, the 2-D walk of rows, random and 8 hot destinations)."""
+  plans (the linear walk of one column, the 2-D walk of rows, random and 8 hot destinations).
+- The passes over self (finish, reset) at 4 elements a thread, on a self of 1.2M elements."""
 
 import numpy as np
 import pytest
@@ -105,3 +106,24 @@ def test_the_rules_counted_adds_match_numpy(dtype, cols, kind):
     ops = [r["spec"]["op"] for r in jitops.explain("scatter_reduce_", self_t, 0, index, src_t, "mean")]
     assert ops == [19, 7], ops
     reduce_and_check(self_t, 0, idx, src_t, "int64", dtype, include_self=True)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "int64"])
+def test_passes_over_self_take_four_elements_a_thread(dtype, transposed, include_self):
+    """A self of 1.2M elements (an odd count): the finish, and include_self=False's reset, take 4 elements a
+    thread, their counts loaded together (NOTES 107); some elements get no terms and stay as they were."""
+    rng = np.random.default_rng(scatter.seed("mean finish unroll", dtype, transposed, include_self))
+    rows, cols, units = 300_007, 4, 600_000
+    tdt = getattr(torch, dtype)
+    values = torch.from_numpy(np.asarray(scatter.random_values(rng, (cols, rows) if transposed else (rows, cols),
+                                                               dtype))).to(scatter.DEVICE).to(tdt)
+    self_t = values.t() if transposed else values
+    src_t = torch.from_numpy(np.asarray(scatter.random_values(rng, (units, cols), dtype))).to(scatter.DEVICE).to(tdt)
+    idx = rng.integers(0, rows, (units, cols))
+    index = torch.from_numpy(idx).to(scatter.DEVICE)
+    passes = jitops.explain("scatter_reduce_", self_t, 0, index, src_t, "mean", include_self=include_self)
+    over_self = [r["spec"]["unroll"] for r in passes if r["spec"]["op"] in (7, 18)]
+    assert over_self == [4] * (1 if include_self else 2), [r["spec"] for r in passes]
+    reduce_and_check(self_t, 0, idx, src_t, "int64", dtype, include_self=include_self)

@@ -757,9 +757,22 @@ def test_the_means_counts_and_passes_over_self_follow_self_in_memory():
     call = (self_t, 1, V([16, 131072], "int32"), V([16, 131072], "float32"), "mean")
     *_, finish = plans("scatter_reduce_", *call)
     assert finish["spec"]["op"] == 7 and finish["spec"]["dims"] == 1
+    # four elements a thread, their counts loaded together (NOTES 107)
+    assert finish["spec"]["unroll"] == 4 and finish["grid"][0] == -(-16 * 179528 // (256 * 4))
+    assert "scatter_mean_finish<float, 1, false, false, 4>" in finish["source"]
+    previous = jitops._core._set_mean_finish_unroll(1)
+    try:
+        *_, finish = plans("scatter_reduce_", *call)
+        assert finish["spec"]["unroll"] == 1 and finish["grid"][0] == -(-16 * 179528 // 256)
+    finally:
+        jitops._core._set_mean_finish_unroll(previous)
+    # a small self keeps one element a thread, its grid filling the resident threads (132 SMs x 2048) once
+    for n, unroll in ((132 * 2048, 1), (2 * 132 * 2048, 2)):
+        *_, finish = plans("scatter_reduce_", V([n], "float32"), 0, V([n], "int64"), V([n], "float32"), "mean")
+        assert finish["spec"]["unroll"] == unroll, (n, finish["spec"])
     prepare, reset, add, finish = plans("scatter_reduce_", *call, include_self=False)
     assert [reset["spec"]["op"], reset["spec"]["dims"]] == [18, 1]
-    assert "scatter_mean_finish<float, 1, false, true>" in reset["source"]
+    assert "scatter_mean_finish<float, 1, false, true, 4>" in reset["source"]
     jitops._core._set_mean_memory_order(0)  # counts in C order: the walk keeps both dims
     try:
         *_, finish = plans("scatter_reduce_", *call)

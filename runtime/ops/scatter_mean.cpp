@@ -11,6 +11,7 @@ namespace {
 std::atomic<int> g_memory_order{1};
 std::atomic<int> g_reset_mode{-1};
 std::atomic<int> g_counts_with_adds{1};
+std::atomic<int> g_finish_unroll{4};
 }  // namespace
 
 int mean_memory_order() { return g_memory_order.load(std::memory_order_relaxed); }
@@ -18,6 +19,8 @@ void set_mean_memory_order(int mode) { g_memory_order = mode; }
 int mean_reset_mode() { return g_reset_mode.load(std::memory_order_relaxed); }
 void set_mean_reset_mode(int mode) { g_reset_mode = mode; }
 void set_mean_counts_with_adds(int mode) { g_counts_with_adds = mode; }
+int mean_finish_unroll() { return g_finish_unroll.load(std::memory_order_relaxed); }
+int set_mean_finish_unroll(int unroll) { return g_finish_unroll.exchange(unroll); }
 
 // Over 140 include_self=True means of seeds 100-1900 (H100, NOTES 106), the
 // counts in the adds' pass ran 1.13x faster in geomean than a pass of their
