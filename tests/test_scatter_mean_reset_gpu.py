@@ -44,6 +44,17 @@ def reduce_and_check(self_t, dim, idx, src_t, index_dtype, dtype, include_self=F
     scatter.expect_reduced(self_t, before, scatter.scatter_positions(idx, dim), terms, "mean", include_self, dtype)
 
 
+def random_rows(rng, dtype, rows, cols, units, transposed):
+    """self (rows x cols, transposed: a view of cols x rows) and src (units x cols) of random values, and a
+    random index into self's rows (numpy, and on the device)."""
+    tdt = getattr(torch, dtype)
+    values = torch.from_numpy(np.asarray(scatter.random_values(rng, (cols, rows) if transposed else (rows, cols),
+                                                               dtype))).to(scatter.DEVICE).to(tdt)
+    src_t = torch.from_numpy(np.asarray(scatter.random_values(rng, (units, cols), dtype))).to(scatter.DEVICE).to(tdt)
+    idx = rng.integers(0, rows, (units, cols))
+    return values.t() if transposed else values, src_t, idx, torch.from_numpy(idx).to(scatter.DEVICE)
+
+
 def every_dim_against_numpy(rng, dtype, index_dtype, ndim, layout, include_self):
     shape = tuple(int(s) for s in rng.integers(1, 6, ndim))
     for dim in range(-ndim, ndim):
@@ -77,14 +88,8 @@ def test_counts_with_or_before_the_adds_match_numpy(dtype, index_dtype, ndim, la
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "int64"])
 def test_the_rule_resets_by_counts_from_half_a_million_units(dtype, transposed):
     rng = np.random.default_rng(scatter.seed("mean reset rule", dtype, transposed))
-    rows, cols, units = 70000, 4, 140000  # 560000 units: some elements get none, most several
-    tdt = getattr(torch, dtype)
-    values = torch.from_numpy(np.asarray(scatter.random_values(rng, (cols, rows) if transposed else (rows, cols),
-                                                               dtype))).to(scatter.DEVICE).to(tdt)
-    self_t = values.t() if transposed else values
-    src_t = torch.from_numpy(np.asarray(scatter.random_values(rng, (units, cols), dtype))).to(scatter.DEVICE).to(tdt)
-    idx = rng.integers(0, rows, (units, cols))
-    index = torch.from_numpy(idx).to(scatter.DEVICE)
+    # 560000 units: some elements get none, most several
+    self_t, src_t, idx, index = random_rows(rng, dtype, 70000, 4, 140000, transposed)
     ops = [r["spec"]["op"] for r in jitops.explain("scatter_reduce_", self_t, 0, index, src_t, "mean",
                                                    include_self=False)]
     assert ops == [6, 18, 0, 7]
@@ -115,14 +120,7 @@ def test_passes_over_self_take_four_elements_a_thread(dtype, transposed, include
     """A self of 1.2M elements (an odd count): the finish, and include_self=False's reset, take 4 elements a
     thread, their counts loaded together (NOTES 107); some elements get no terms and stay as they were."""
     rng = np.random.default_rng(scatter.seed("mean finish unroll", dtype, transposed, include_self))
-    rows, cols, units = 300_007, 4, 600_000
-    tdt = getattr(torch, dtype)
-    values = torch.from_numpy(np.asarray(scatter.random_values(rng, (cols, rows) if transposed else (rows, cols),
-                                                               dtype))).to(scatter.DEVICE).to(tdt)
-    self_t = values.t() if transposed else values
-    src_t = torch.from_numpy(np.asarray(scatter.random_values(rng, (units, cols), dtype))).to(scatter.DEVICE).to(tdt)
-    idx = rng.integers(0, rows, (units, cols))
-    index = torch.from_numpy(idx).to(scatter.DEVICE)
+    self_t, src_t, idx, index = random_rows(rng, dtype, 300_007, 4, 600_000, transposed)
     passes = jitops.explain("scatter_reduce_", self_t, 0, index, src_t, "mean", include_self=include_self)
     over_self = [r["spec"]["unroll"] for r in passes if r["spec"]["op"] in (7, 18)]
     assert over_self == [4] * (1 if include_self else 2), [r["spec"] for r in passes]
