@@ -6,7 +6,7 @@
 - include_self=True with its counts kept in the adds' own pass (op 19, count_units in templates/scatter.cuh)
   and, with the knob off, in a pass of their own: both ways over the every-case suite, and on the rule's own
   plans (the linear walk of one column, the 2-D walk of rows, random and 8 hot destinations).
-- The passes over self (finish, reset) at 4 elements a thread, on a self of 1.2M elements."""
+- The passes over self (finish, reset) at 4 elements a thread, on selves of 1.8M and 24M elements."""
 
 import numpy as np
 import pytest
@@ -113,15 +113,30 @@ def test_the_rules_counted_adds_match_numpy(dtype, cols, kind):
     reduce_and_check(self_t, 0, idx, src_t, "int64", dtype, include_self=True)
 
 
-@pytest.mark.parametrize("include_self", [True, False])
-@pytest.mark.parametrize("transposed", [False, True])
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "int64"])
-def test_passes_over_self_take_four_elements_a_thread(dtype, transposed, include_self):
-    """A self of 1.2M elements (an odd count): the finish, and include_self=False's reset, take 4 elements a
-    thread, their counts loaded together (NOTES 107); some elements get no terms and stay as they were."""
-    rng = np.random.default_rng(scatter.seed("mean finish unroll", dtype, transposed, include_self))
-    self_t, src_t, idx, index = random_rows(rng, dtype, 300_007, 4, 600_000, transposed)
+def check_passes_over_self(rng, dtype, rows, units, transposed, include_self):
+    """A mean into (rows x 4) from (units x 4): the division, and include_self=False's reset, at 4 elements a
+    thread, their counts loaded together (NOTES 107), against numpy; elements with no terms stay as they were."""
+    self_t, src_t, idx, index = random_rows(rng, dtype, rows, 4, units, transposed)
     passes = jitops.explain("scatter_reduce_", self_t, 0, index, src_t, "mean", include_self=include_self)
     over_self = [r["spec"]["unroll"] for r in passes if r["spec"]["op"] in (7, 18)]
     assert over_self == [4] * (1 if include_self else 2), [r["spec"] for r in passes]
     reduce_and_check(self_t, 0, idx, src_t, "int64", dtype, include_self=include_self)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "int64"])
+def test_passes_over_self_take_four_elements_a_thread(dtype, transposed, include_self):
+    """A self of 1.8M elements, its last block part full: 4 a thread on a GPU of up to 219 SMs (the grid
+    still fills 2048 threads an SM once)."""
+    rng = np.random.default_rng(scatter.seed("mean finish unroll", dtype, transposed, include_self))
+    check_passes_over_self(rng, dtype, 450_007, 450_000, transposed, include_self)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_passes_over_self_stride_past_a_capped_grid(dtype, include_self):
+    """A self of 24M elements: past the grid's cap (16 waves of 8 blocks of 256 threads an SM, at 4 elements
+    a thread: 17.3M on 132 SMs, 23.1M on 176), threads take further groups of 4."""
+    rng = np.random.default_rng(scatter.seed("mean finish stride", dtype, include_self))
+    check_passes_over_self(rng, dtype, 6_000_007, 262_144, False, include_self)

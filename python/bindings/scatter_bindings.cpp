@@ -301,8 +301,8 @@ void bind_scatter_ops(py::module_& m) {
         "Development knob: the mean's counts in self's memory order and its passes over self walked that way "
         "(1), or in C order (0).");
   m.def("_set_mean_finish_unroll", &set_mean_finish_unroll, py::arg("unroll"),
-        "Development knob: elements a thread of the mean's passes over self takes at once (1, 2 or 4; default "
-        "4); returns the previous value.");
+        "Development knob: elements a thread of the mean's passes over self takes at once (1, 2 or 4, a value "
+        "between taken down to the one below; default 4); returns the previous value.");
   m.def("_set_mean_reset", &set_mean_reset_mode,
         "Development knob: include_self=False's mean zeroes self in a pass over its counts -1 where it pays, 0 "
         "never, 1 always.");

@@ -36,7 +36,8 @@ void set_mean_reset_mode(int mode);
 // The counts with the adds (1, the default) or in a pass of their own (0).
 void set_mean_counts_with_adds(int mode);
 // Elements a thread of the passes over self (finish and reset) takes at once:
-// their counts loaded together, then their self elements (default 4).
+// their counts loaded together, then their self elements (default 4; 1, 2 or
+// 4, a value between taken down to the one below).
 int mean_finish_unroll();
 int set_mean_finish_unroll(int unroll);  // returns the previous value
 

@@ -654,15 +654,16 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   if (p.op == kScatterFill && plan_fill_marked(p, device, error_slot, plan)) return true;
   // The identity stores and counts before a reduction read no source: where
   // the indexed dim is self's innermost, src's strides go, so that they
-  // neither block a collapse nor pick the walk's order, and the index (read
-  // at every unit) orders the dims self leaves open, its lanes writing within
-  // rows of self (or the indexed dim goes innermost: prepare_axis_first).
-  // A float64 include_self=False sum from a transposed src
-  // walked the index 53 KB a lane in src's order: its stores took 66 us
-  // against PyTorch's 18-us fill (seed 1856). Over 35 such sweep plans of
-  // seeds 100-1900 1.02x in geomean, up to 1.45x; with the indexed dim
-  // outermost (82 plans) 1.00x, down to 0.60x: each lane then stores into
-  // another row either way (H100, NOTES 106).
+  // neither block a collapse nor pick the walk's order. A float64
+  // include_self=False sum from a transposed src walked the index 53 KB a
+  // lane in src's order: its stores took 66 us against PyTorch's 18-us fill
+  // (seed 1856). The indexed dim then goes innermost where prepare_axis_first
+  // says (its lanes storing or counting within a row of self), and otherwise
+  // the index, read at every unit, orders the dims self leaves open. With the
+  // index's order alone: 35 such sweep plans of seeds 100-1900 1.02x in
+  // geomean; with the indexed dim outermost in self (82 plans) 1.00x, down to
+  // 0.60x: each lane then stores into another row either way, and src's
+  // order stays there (H100, NOTES 106).
   const bool prepare_by_index = p.op == kScatterPrepare && g_prepare_order.load(std::memory_order_relaxed) != 0 &&
                                 axis_innermost(p);
   if (prepare_by_index)
@@ -870,7 +871,8 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // geomean, up to 1.09x (seed 1858's bfloat16 finish over 6.2M elements
   // 27.4 -> 17.7 us), none 3% slower; 30 smaller ones lost 0.3 us at 4
   // (H100, NOTES 107).
-  int pass_unroll = over_self ? std::clamp(mean_finish_unroll(), 1, 4) : 1;
+  const int asked = mean_finish_unroll();
+  int pass_unroll = !over_self ? 1 : asked >= 4 ? 4 : asked >= 2 ? 2 : 1;
   while (pass_unroll > 1 && s.numel() / pass_unroll < int64_t(device.sm_count) * device.max_threads_per_sm)
     pass_unroll /= 2;
   plan.spec = scatter_spec(p.element, p.index_bytes, shape.dims, bits, counted ? int(kScatterAddCounted) : p.op, vec,

@@ -48,6 +48,7 @@ struct TileShape {
   int64_t stage_rows = 0;      // output-gradient rows staged
   int64_t pitch = 0;           // elements between staged rows
   bool one_span = false;
+  int64_t col_chunks = 0;  // tiles along W
   int64_t tiles = 0;   // tiles in the problem
   int64_t shared = 0;  // shared memory a block: the index tables and the staged rows
 };
@@ -91,8 +92,8 @@ TileShape size_tile(const UpsampleGeometry& g, int64_t channels, int bytes, bool
   const int64_t budget = std::clamp<int64_t>(int64_t(tuning.threads) * tuning.unroll * 16, 8 << 10, kMaxBudget);
   TileShape t = choose_tile(g, channels, bytes, rows_follow, budget);
   if (t.rows == 0) t = choose_tile(g, channels, bytes, rows_follow, kMaxBudget);
-  const int64_t col_chunks = (g.in_w + t.cols - 1) / t.cols;
-  auto tiles_of = [&](int64_t rows) { return outer * ((g.in_h + rows - 1) / rows) * col_chunks; };
+  t.col_chunks = (g.in_w + t.cols - 1) / t.cols;
+  auto tiles_of = [&](int64_t rows) { return outer * ((g.in_h + rows - 1) / rows) * t.col_chunks; };
   const int64_t vec = 16 / bytes;
   auto shared_of = [&](int64_t rows) {
     const int64_t stage_rows = covered(rows, g.backward_scale_h, g.in_h, g.out_h);
@@ -168,9 +169,8 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
   // Over 186 tile plans of seeds 100-1900 (H100, NOTES 107), those under 2 KiB of shared memory (43) ran
   // 1.08x faster on the row kernels in geomean, 26 by 3% or more, 8 slower (down to 0.92x); the larger
   // tiles (143) 0.92x there.
-  if (size_tile(g, channels, bytes, rows_follow, outer, heuristic, device).shared <
-      g_min_tile_bytes.load(std::memory_order_relaxed))
-    return false;
+  const TileShape planned = size_tile(g, channels, bytes, rows_follow, outer, heuristic, device);
+  if (planned.shared < g_min_tile_bytes.load(std::memory_order_relaxed)) return false;
   TuningPoint point;
   point.family = KernelFamily::Upsample;
   point.traits = {kUpsampleTilesBackward, plan.spec.fields[F::kElement], 16 / bytes, Bits, nchw, rows_follow};
@@ -178,9 +178,9 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
   plan.tuning = resolve_tuning(point, device, heuristic);
   plan.tunable = true;
   const LaunchTuning& tuning = plan.tuning.config;
-  const TileShape t = size_tile(g, channels, bytes, rows_follow, outer, tuning, device);
+  const bool as_planned = tuning.threads == heuristic.threads && tuning.unroll == heuristic.unroll;
+  const TileShape t = as_planned ? planned : size_tile(g, channels, bytes, rows_follow, outer, tuning, device);
   const int64_t items = t.rows * t.cols * channels, shared = t.shared;
-  const int64_t col_chunks = (g.in_w + t.cols - 1) / t.cols;
   const int64_t vec = 16 / bytes;
   // Past 48 KiB the launch opts in; the tables of the widest tiles stay far below the device's limit.
   if (shared > device.shared_per_block_optin) return false;
@@ -207,7 +207,7 @@ bool plan_upsample_tiles(const TensorDesc& go, const TensorDesc& gi, const Upsam
   p.src = go.data;
   p.dst = gi.data;
   p.tiles = L(t.tiles);
-  p.col_chunks = D(L(col_chunks));
+  p.col_chunks = D(L(t.col_chunks));
   p.row_blocks = D(L((g.in_h + t.rows - 1) / t.rows));
   p.outer1 = D(L(nchw ? gi.shape[kC] : gi.shape[kN]));
   p.src_outer[0] = nchw ? S(go.strides[kN]) : S(0);
