@@ -72,6 +72,32 @@ std::string pack_type(const std::string& t, int pack) {
 // first use. One array operand moving 16 bytes a pack otherwise has half of
 // PyTorch's bytes in flight a thread (its unrolled loop: 4 elements), and
 // mid-size calls wait on DRAM (NOTES 79).
+// The dense loop's tail, fewer than one pack, taken by the first threads of
+// the same launch. Its loads come before the loop, so they share the packs'
+// DRAM round trip: loaded after the loop, they waited for a second one, the
+// last warp's, which a small call's time is made of (NOTES 108).
+std::string dense_tail_loads(const ElementwiseOperandsText& text, int pack, const std::function<bool(int)>& uniform) {
+  std::string b = "  // The tail, fewer than one pack: loaded before the loop, computed and stored after it.\n"
+                  "  const int64_t i = packs * " + std::to_string(pack) + " + jitops::global_thread();\n"
+                  "  const bool tail = i < p.n;\n";
+  for (int k = 0; k < text.operands; ++k) {
+    if (!text.reads(k) || (k < text.inputs && uniform(k))) continue;  // uniform inputs: u<k>, read once
+    const std::string t = operand_name("t", k);
+    b += "  " + text.types[k] + " " + t + "{};\n  if (tail) " + t + " = " + text.pointer(k) + "[i];\n";
+  }
+  return b;
+}
+
+std::string dense_tail_stores(const ElementwiseOperandsText& text, const std::function<bool(int)>& uniform) {
+  std::string b = "  if (tail) {\n";
+  for (int k = text.inputs; k < text.operands; ++k)
+    if (!text.load_outputs) b += "    " + text.types[k] + " " + operand_name("t", k) + "{};\n";
+  b += "    " + text.call([&](int k) { return k < text.inputs && uniform(k) ? operand_name("u", k) : operand_name("t", k); }) + "\n";
+  for (int k = text.inputs; k < text.operands; ++k)
+    b += "    " + text.pointer(k) + "[i] = " + operand_name("t", k) + ";\n";
+  return b + "  }\n";
+}
+
 std::string dense_unrolled_loop(const ElementwiseOperandsText& text, int pack, int unroll, int offset_bits,
                                 const std::function<bool(int)>& uniform) {
   const int inputs = text.inputs, operands = text.operands;
@@ -195,16 +221,13 @@ std::string elementwise_body(const KernelSpec& s) {
         src += "  const " + std::string(types[k]) + " " + name("u", k) + " = " + ptr(k) + "[0];\n";
     const std::string p_ = std::to_string(pack);
     src += "  const int64_t packs = p.n / " + p_ + ";\n";
+    if (pack > 1) src += dense_tail_loads(text, pack, uniform);
     if (f[F::kUnroll] > 1)
       src += dense_unrolled_loop(text, pack, f[F::kUnroll], f[F::kOffsetBits], uniform);
     else
       src += "  for (int64_t q = jitops::global_thread(); q < packs; q += jitops::grid_threads()) {\n" +
              item([&](int) { return "q * " + p_; }, pack > 1, "    ") + "  }\n";
-    if (pack > 1) {
-      src += "  // The tail, fewer than one pack, in the same launch.\n"
-             "  const int64_t i = packs * " + p_ + " + jitops::global_thread();\n"
-             "  if (i < p.n) {\n" + item([](int) { return std::string("i"); }, false, "    ") + "  }\n";
-    }
+    if (pack > 1) src += dense_tail_stores(text, uniform);
   } else if (tiled) {
     src += tiled_elementwise_loop(s, text);
   } else {

@@ -161,6 +161,33 @@ def test_mul_tail_and_misaligned_packs(n, offset):
     assert_same_bits(to_numpy(torch, out), to_numpy(torch, x * y))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dense_tails_every_dtype(dtype):
+    # The tail (fewer than one pack) is loaded before the packs' loop and stored after it: every size from
+    # tail alone to packs and tail, with a tensor, a number and in place (out= an input).
+    rng = rng_for("tails", dtype)
+    number = 2.5 if dtype.startswith(("float", "bfloat")) else 3
+    for n in (1, 7, 15, 17, 4099, 65536 + 13):
+        x, y = random_tensor(rng, (n,), dtype), random_tensor(rng, (n,), dtype)
+        for op, b in (("add", y), ("mul", number), ("maximum", y)):
+            expected = OPS[op][0](x, b)
+            out = poisoned_like(torch, expected.shape, expected.dtype, DEVICE)
+            assert getattr(jitops, op)(x, b, out=out) is out
+            assert_same_values(out, expected)
+        inplace = x.clone()
+        jitops.sub(inplace, y, out=inplace)
+        assert_same_values(inplace, x - y)
+
+
+def test_elementwise_kernel_tail_of_outputs_that_start_as_their_values():
+    acc = jitops.ElementwiseKernel("T x", "T acc", "acc += x", "accumulate_tail")
+    for n in (5, 1003, 4096 + 3):
+        x = torch.arange(n, device=DEVICE, dtype=torch.int16)
+        out = torch.full((n,), 7, device=DEVICE, dtype=torch.int16)
+        assert acc(x, out) is out
+        assert torch.equal(out, x + 7)
+
+
 def test_in_place_out_is_an_input():
     x = torch.randn(1000, device=DEVICE)
     y = torch.randn(1000, device=DEVICE)

@@ -27,6 +27,23 @@ def test_dense_operands_move_in_16_byte_packs(fresh_cache, dtype, pack):
     assert k["grid"][0] == min((1 << 20) // pack // 256, 132 * 8 * 32)
 
 
+@pytest.mark.parametrize("y,n", [("uint8", 43103), (2.5, 4097), ("uint8", 1 << 20)])
+def test_dense_tail_loads_come_before_the_loop(fresh_cache, y, n):
+    # The tail's loads share the packs' DRAM round trip: issued after the loop, they waited for a second one
+    # (NOTES 108). Its compute and store come after the loop.
+    other = V([n], y) if isinstance(y, str) else y
+    for unroll in ("heuristic", "threads=256 unroll=4 waves=32 vector=16"):
+        if unroll == "heuristic":
+            (k,) = explain("add", V([n], "uint8"), other)
+        else:
+            (k,), _ = _core._tuning_run(lambda: explain("add", V([n], "uint8"), other), unroll)
+            assert k["spec"]["unroll"] == 4
+        body = k["source"][k["source"].index("jitops_kernel("):]
+        load, loop, store = body.index("if (tail) t0 = "), body.index("for ("), body.index("if (tail) {")
+        assert load < loop < store
+        assert ("if (tail) t1 = " in body) == isinstance(y, str)  # a number is no load
+
+
 @pytest.mark.parametrize("x,y,n,unroll", [
     ("int64", 7, 2_076_263, 2),          # one 16-byte operand: two packs a thread, 32 bytes of loads in flight
     ("float16", 0.5, 4_000_001, 2),
