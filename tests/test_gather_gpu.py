@@ -596,3 +596,22 @@ def test_an_expanded_index_serves_several_rows_a_load(dtype):
             jitops.gather(x, 3, bad.expand(1001, -1, -1, -1))
     finally:
         jitops.set_index_checks("async")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "complex64", "complex128", "float32"])
+def test_units_of_8_bytes_past_the_old_grid_cap(dtype):
+    """Seed 1870's shape at a quarter: a full index into a channels_last x along C, 25M units, a grid of a block
+    for every unit group (more than 16 waves of resident blocks; NOTES 108), against numpy, the output poisoned.
+    float32 moves in units of 4 bytes here and keeps the capped grid-stride loop."""
+    rng = np.random.default_rng(seed("past the cap", dtype))
+    host = random_host(rng, (24, 4096, 32, 3), dtype)  # N, H, W, C in memory
+    x = to_torch(torch, host, dtype, DEVICE).permute(0, 3, 1, 2)  # channels_last (24, 3, 4096, 32)
+    picks = rng.integers(0, 3, (24, 8, 4096, 32)).astype(np.int32)
+    idx = torch.from_numpy(picks).to(DEVICE)
+    r = jitops.explain("gather", x, 1, idx)[0]
+    if r["spec"]["unit"] >= 8:  # one pass over the units, no grid-stride loop
+        assert r["grid"][0] * r["block"][0] * r["spec"]["unroll"] >= picks.size > 132 * 8 * 16 * 256 * 4
+    expected = np.take_along_axis(host.transpose(0, 3, 1, 2), picks.astype(np.int64), axis=1)
+    out = poisoned_like(torch, expected.shape, x.dtype, DEVICE)
+    jitops.gather(x, 1, idx, out=out)
+    assert_same_bits(to_numpy(torch, out), expected)

@@ -190,6 +190,27 @@ def test_grid_is_sized_from_the_work_not_the_index_count():
     assert 132 * 8 <= r["grid"][0] <= 132 * 8 * 4
 
 
+def test_gather_walks_of_8_byte_units_take_a_grid_over_all_their_units():
+    # Seed 1870's uint64 gather along a channels_last C of 3: capped at 16 waves, resident blocks jump a grid
+    # ahead and read x from DRAM again (NOTES 108); units of 8 bytes or more get a block for every unit group.
+    from jitops import _core
+
+    x = V([128, 3, 8192, 32], "uint64", strides=[786432, 1, 96, 3])
+    index = V([40, 8, 8192, 32], "int32")
+    r = spec("gather", x, 1, index)
+    assert r["spec"]["unit"] == 8 and r["block"] == (256, 1, 1)
+    assert r["grid"][0] == 40 * 8 * 8192 * 32 // (256 * r["spec"]["unroll"])
+    # Smaller units keep the cap of 16 waves (1-byte units ran 0.96x uncapped).
+    small = spec("gather", V([128, 3, 8192, 32], "uint8", strides=[786432, 1, 96, 3]), 1, index)
+    assert small["spec"]["unit"] == 1 and small["grid"][0] == 132 * 8 * 16
+    # The knob forces a cap on every walk.
+    previous = _core._set_gather_waves(16)
+    try:
+        assert spec("gather", x, 1, index)["grid"][0] == 132 * 8 * 16
+    finally:
+        _core._set_gather_waves(previous)
+
+
 def test_dims_up_to_six_get_their_own_walk_more_the_generic_one():
     x = tr([3, 4, 5, 6, 7], "int16", [4, 2, 0, 3, 1])  # shape (7, 5, 3, 6, 4)
     index = V([7, 5, 3, 6, 4], "int64", strides=[1, 7, 35, 105, 630])  # column-major

@@ -12,6 +12,7 @@
 #include "runtime/arg_error.h"
 #include "runtime/launch_shape.h"
 #include "runtime/ops/gather_ops.h"
+#include "runtime/ops/gather_plan.h"
 
 namespace py = pybind11;
 
@@ -159,6 +160,9 @@ void bind_gather_ops(py::module_& m) {
       "Compiles a source that defines extern \"C\" jitops_kernel (templates may be included by name).");
   m.def("explain_gather_spec", &explain_gather_spec, py::arg("unit_bytes"), py::arg("index_bytes"), py::arg("dims"),
         py::arg("offset_bits"), py::arg("wrap"), py::arg("flat"), py::arg("arch"));
+  m.def("_set_gather_waves", &set_gather_waves, py::arg("waves"),
+        "Development knob: the grid cap, in waves of resident blocks, of the gathers' heuristic launch (0: "
+        "the heuristic's own); returns the previous value.");
 }
 
 }  // namespace jitops

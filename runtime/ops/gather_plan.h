@@ -32,4 +32,8 @@ struct GatherProblem {
 // The launch configuration comes from resolve_tuning() (runtime/tuning.h).
 bool plan_gather(GatherProblem problem, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan);
 
+// Development knob: the grid cap, in waves, of every heuristic walk (0: the heuristic's rule, uncapped for
+// units of 8 bytes or more); returns the previous value.
+int set_gather_waves(int waves);
+
 }  // namespace jitops
