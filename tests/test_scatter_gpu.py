@@ -937,3 +937,48 @@ def test_fills_through_a_few_hot_values(dtype):
         ref[idx] = round_to(value, dtype) if dtype in EPS else np.array(value).astype(dtype)
         jitops.index_fill_(self_t, 0, index, value)
         np.testing.assert_array_equal(host(self_t), ref, err_msg=kind)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_linear_walks_past_the_old_grid_cap(dtype):
+    """The linear walk's grid over all its units (NOTES 108): seed 1863's index_add_ from a transposed src at
+    a fifth of its length (7.2M units a row of the index, 36M in all, past the 17.3M that 16 waves of blocks
+    took in one loop), and a one-column amax of 24M terms, against numpy, self random and every term counted."""
+    rng = np.random.default_rng(seed("past the cap", dtype))
+    np_dtype = np.dtype(dtype)
+
+    def values(shape):
+        if np_dtype.kind == "i":
+            return rng.integers(-1000, 1000, shape).astype(np_dtype)
+        return rng.standard_normal(shape).astype(np_dtype)
+
+    self_host = values((8, 59, 5, 24465))
+    src_host = values((5, 5, 24465, 59)).transpose(0, 3, 1, 2)  # (5, 59, 5, 24465), dim 1 dense
+    index_host = np.array([3, 7, 3, 0, 5], dtype=np.int32)
+    self_ = torch.from_numpy(self_host).to(DEVICE)
+    src = torch.from_numpy(np.ascontiguousarray(src_host.transpose(0, 2, 3, 1))).to(DEVICE).permute(0, 3, 1, 2)
+    assert jitops.explain("index_add_", self_, 0, torch.from_numpy(index_host).to(DEVICE), src, alpha=2)[0]["grid"][0] \
+        > 132 * 8 * 16
+    jitops.index_add_(self_, 0, torch.from_numpy(index_host).to(DEVICE), src, alpha=2)
+    expected = self_host.astype(np.float64 if dtype == "float32" else np_dtype)
+    for k, i in enumerate(index_host):
+        expected[i] += 2 * src_host[k]
+    got = self_.cpu().numpy()
+    if dtype == "float32":  # two terms meet at row 3: one rounding each
+        np.testing.assert_allclose(got, expected, rtol=2 * EPS[dtype] * 4, atol=1e-6)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+    self_host = values((1 << 20, 1))
+    picks = rng.integers(0, 1 << 20, (24 << 20, 1))
+    terms = values((24 << 20, 1))
+    self_ = torch.from_numpy(self_host).to(DEVICE)
+    out = jitops.scatter_reduce_(self_, 0, torch.from_numpy(picks).to(DEVICE), torch.from_numpy(terms).to(DEVICE),
+                                 "amax")
+    order = np.argsort(picks[:, 0], kind="stable")
+    sorted_picks, sorted_terms = picks[order, 0], terms[order, 0]
+    starts = np.flatnonzero(np.r_[True, sorted_picks[1:] != sorted_picks[:-1]])
+    expected = self_host[:, 0].copy()
+    groups = sorted_picks[starts]
+    expected[groups] = np.maximum(expected[groups], np.maximum.reduceat(sorted_terms, starts))
+    np.testing.assert_array_equal(out.cpu().numpy()[:, 0], expected)

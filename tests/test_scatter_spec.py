@@ -734,8 +734,7 @@ def test_owned_walk_takes_slow_atomics_whose_owners_fill_the_gpu_side_by_side(ow
 def test_plain_stores_of_two_bytes_or_more_take_a_grid_over_all_their_units(index_walk):
     """index_copy_ and index_fill_ of 2-byte or wider elements launch a block for every 1024 units rather
     than loop a grid capped at 16 waves: bfloat16 fills of a step-3 slice (seed 918) ran 234.7 us capped,
-    191.8 uncapped (PyTorch 193.2). Single bytes and the adds keep the cap (16 waves of 8 blocks on 132
-    SMs)."""
+    191.8 uncapped (PyTorch 193.2). Single bytes keep the cap (16 waves of 8 blocks on 132 SMs)."""
     self_ = dict(shape=[7, 4, 2097152], strides=[25165828, 6291457, 3])
     units = 5 * 4 * 2097152
     (r,) = plans("index_fill_", V(dtype="bfloat16", **self_), 0, V([5], "int32"), -1.5)
@@ -745,8 +744,31 @@ def test_plain_stores_of_two_bytes_or_more_take_a_grid_over_all_their_units(inde
     capped = 132 * 8 * 16
     (r,) = plans("index_fill_", V(dtype="int8", **self_), 0, V([5], "int32"), 3)
     assert r["grid"][0] == capped
+
+
+def test_walks_but_the_2d_one_take_a_grid_over_all_their_units():
+    """Adds, reductions and their identity stores and counts in the linear walk launch a block for every
+    group of units (capped, blocks looping a grid apart lost what L2 held: seed 1863's int64 index_add_ from
+    a transposed src 632 -> 425 us, NOTES 108); the 2-D walk keeps the cap, and the knob forces one."""
+    capped = 132 * 8 * 16
+    self_ = dict(shape=[7, 4, 2097152], strides=[25165828, 6291457, 3])
     (r,) = plans("index_add_", V(dtype="bfloat16", **self_), 0, V([5], "int32"), V([5, 4, 2097152], "bfloat16"))
-    assert r["grid"][0] == capped
+    assert r["spec"]["dims"] != 2 and r["grid"][0] == 5 * 4 * 2097152 // (256 * r["spec"]["unroll"])
+    self_1863 = V([8, 59, 5, 24465], "int64", strides=[14434350, 122325, 24465, 1])
+    src_1863 = V([5, 59, 5, 24465], "int64", strides=[59, 1, 7217175, 295])
+    (r,) = plans("index_add_", self_1863, 0, V([5], "int32"), src_1863, alpha=2)
+    assert r["spec"]["dims"] == 3 and r["grid"][0] == -(-5 * 59 * 5 * 24465 // (256 * r["spec"]["unroll"]))
+    (r,) = plans("scatter_reduce_", V([1 << 20, 1], "float16"), 0, V([1 << 25, 1], "int64"), V([1 << 25, 1], "float16"),
+                 "amax")
+    assert r["spec"]["dims"] == 1 and r["grid"][0] > capped
+    (r,) = plans("index_add_", V([420293, 8], "int32"), 1, V([18], "int32"), V([420293, 18], "int32"), alpha=2)
+    assert r["spec"]["dims"] == 2 and r["grid"][0] * r["grid"][1] <= capped
+    previous = jitops._core._set_scatter_waves(16)
+    try:
+        (r,) = plans("index_add_", self_1863, 0, V([5], "int32"), src_1863, alpha=2)
+        assert r["grid"][0] == capped
+    finally:
+        jitops._core._set_scatter_waves(previous)
 
 
 def test_the_means_counts_and_passes_over_self_follow_self_in_memory():

@@ -287,6 +287,9 @@ void bind_scatter_ops(py::module_& m) {
         "Development knob: the owned walk (a thread takes every term of its destinations) -1 where it pays, "
         "0 never, 1 wherever it applies.");
   m.def("_owned_walk", &owned_walk_mode);
+  m.def("_set_scatter_waves", &set_scatter_waves, py::arg("waves"),
+        "Development knob: the grid cap, in waves of resident blocks, of the scatter walks' heuristic launch "
+        "(0: the rule's); returns the previous value.");
   m.def("_set_cas_unroll", &set_cas_unroll,
         "Development knob: units a thread for compare-and-swap updates with many terms a destination (-1: the "
         "rule's).");

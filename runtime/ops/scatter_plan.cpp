@@ -26,6 +26,7 @@ std::atomic<int64_t> g_small_index_threshold{16};
 std::atomic<int> g_owned_walk_mode{-1};
 std::atomic<int> g_cas_unroll{-1};
 std::atomic<int> g_prepare_order{3};
+std::atomic<int> g_scatter_waves{0};
 // Whether the indexed dim is self's innermost (the smallest stride of its dims of more than one element).
 bool axis_innermost(const ScatterProblem& p) {
   if (p.axis_size < 2) return false;
@@ -647,6 +648,7 @@ int owned_walk_mode() { return g_owned_walk_mode.load(std::memory_order_relaxed)
 void set_owned_walk_mode(int mode) { g_owned_walk_mode = mode; }
 void set_cas_unroll(int unroll) { g_cas_unroll = unroll; }
 int set_prepare_order(int mode) { return g_prepare_order.exchange(mode); }
+int set_scatter_waves(int waves) { return g_scatter_waves.exchange(waves); }
 
 bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* error_slot, LaunchPlan& plan) {
   if (p.space.numel() == 0) return false;
@@ -767,6 +769,19 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // and none that fell below it; single bytes ran slower uncapped (copies
   // 1.03x, fills 1.05x in geomean), so they keep the cap.
   if (tune.adapt_unroll && (p.op == kScatterCopy || p.op == kScatterFill) && p.element_bytes >= 2)
+    tune.waves = kUncappedWaves;
+  // The other ops' walks but the 2-D one (adds, reductions, their identity
+  // stores and counts): uncapped too. Capped, resident blocks loop in groups
+  // a grid apart, and what a later group reads again has left L2 (seed
+  // 1863's int64 index_add_ from a transposed src, 632 -> 425 us, PyTorch
+  // 475). Over 181 sweep plans the cap binds (H100, NOTES 108): the 103 of
+  // linear walks 1.02x faster in geomean where fitted (seeds 100-2399, 59
+  // plans) and 1.08x after (2400-4399, 44; sorted products into one column
+  // to 2.75x), 15 slower by 3% or more; the 2-D walks lost (0.95-0.97x).
+  const int forced_waves = g_scatter_waves.load(std::memory_order_relaxed);
+  if (tune.adapt_unroll && forced_waves > 0)
+    tune.waves = forced_waves;
+  else if (tune.adapt_unroll && s.ndim != 2 && p.op != kScatterCopy && p.op != kScatterFill)
     tune.waves = kUncappedWaves;
   if (tuning.adapt_unroll && s.ndim == 2 && p.op == kScatterAdd && s.strides[kIndexOperand][0] == 0) tune.unroll = 1;
   // Every op of the 2-D walk: no more units a thread than leave the grid a
