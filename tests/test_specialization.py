@@ -203,6 +203,9 @@ def test_gather_walks_of_8_byte_units_take_a_grid_over_all_their_units():
     # Smaller units keep the cap of 16 waves (1-byte units ran 0.96x uncapped).
     small = spec("gather", V([128, 3, 8192, 32], "uint8", strides=[786432, 1, 96, 3]), 1, index)
     assert small["spec"]["unit"] == 1 and small["grid"][0] == 132 * 8 * 16
+    # Row passes were measured against the capped grid, and keep it where they apply (8-byte units too).
+    rows = spec("index_select", V([48, 1 << 20], "int64"), 1, V([524295], "int32"))
+    assert rows["regime"] == "2-D, one row group a block" and rows["grid"][1] < 48
     # The knob forces a cap on every walk.
     previous = _core._set_gather_waves(16)
     try:

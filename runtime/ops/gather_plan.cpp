@@ -262,13 +262,20 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   }
   const IndexReuse reuse = plan_index_reuse(p, device, tuning.threads);
   LaunchTuning shape_tuning = tuning;
-  if (plan.tuning.origin == ConfigOrigin::Heuristic) shape_tuning.waves = heuristic_waves(p, tuning);
   if (reuse.extent > 0) shape_tuning.unroll = std::max(1, 2 * tuning.unroll / reuse.rows);
   LaunchShape shape = choose_launch_shape(p.space, device, shape_tuning);
   pack_short_rows(p.space, device, tuning.threads, shape);
   const int row_local = gather_row_local_columns(p, shape, device, tuning.threads);
+  // Row passes were measured against the capped grid (NOTES 87, 100, 102) and keep it where they apply;
+  // elsewhere the heuristic's grid may go uncapped.
   const unsigned row_passes = row_local ? 0 : gather_row_passes(p, shape, device);
   if (row_passes) shape.grid[1] = row_passes;
+  const int waves = heuristic_waves(p, tuning);
+  if (!row_local && !row_passes && plan.tuning.origin == ConfigOrigin::Heuristic && waves != shape_tuning.waves) {
+    shape_tuning.waves = waves;
+    shape = choose_launch_shape(p.space, device, shape_tuning);
+    pack_short_rows(p.space, device, tuning.threads, shape);
+  }
   if (row_local) {  // a block a row, `row_local` columns a thread at a time
     shape.unroll = row_local;
     shape.block[0] = unsigned(tuning.threads);
