@@ -67,11 +67,6 @@ std::string pack_type(const std::string& t, int pack) {
   return "jitops::Pack<" + t + ", " + std::to_string(pack) + ">";
 }
 
-// The dense loop with U packs a thread: a block takes U * blockDim consecutive
-// packs (thread t: t + u * blockDim, coalesced), every load issued before the
-// first use. One array operand moving 16 bytes a pack otherwise has half of
-// PyTorch's bytes in flight a thread (its unrolled loop: 4 elements), and
-// mid-size calls wait on DRAM (NOTES 79).
 // The dense loop's tail, fewer than one pack, taken by the first threads of
 // the same launch. Its loads come before the loop, so they share the packs'
 // DRAM round trip: loaded after the loop, they waited for a second one, the
@@ -88,6 +83,7 @@ std::string dense_tail_loads(const ElementwiseOperandsText& text, int pack, cons
   return b;
 }
 
+// ... and its compute and store, after the loop.
 std::string dense_tail_stores(const ElementwiseOperandsText& text, const std::function<bool(int)>& uniform) {
   std::string b = "  if (tail) {\n";
   for (int k = text.inputs; k < text.operands; ++k)
@@ -98,6 +94,11 @@ std::string dense_tail_stores(const ElementwiseOperandsText& text, const std::fu
   return b + "  }\n";
 }
 
+// The dense loop with U packs a thread: a block takes U * blockDim consecutive
+// packs (thread t: t + u * blockDim, coalesced), every load issued before the
+// first use. One array operand moving 16 bytes a pack otherwise has half of
+// PyTorch's bytes in flight a thread (its unrolled loop: 4 elements), and
+// mid-size calls wait on DRAM (NOTES 79).
 std::string dense_unrolled_loop(const ElementwiseOperandsText& text, int pack, int unroll, int offset_bits,
                                 const std::function<bool(int)>& uniform) {
   const int inputs = text.inputs, operands = text.operands;

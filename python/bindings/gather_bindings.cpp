@@ -162,7 +162,7 @@ void bind_gather_ops(py::module_& m) {
         py::arg("offset_bits"), py::arg("wrap"), py::arg("flat"), py::arg("arch"));
   m.def("_set_gather_waves", &set_gather_waves, py::arg("waves"),
         "Development knob: the grid cap, in waves of resident blocks, of the gathers' heuristic launch (0: "
-        "the heuristic's own); returns the previous value.");
+        "the rule's, uncapped for units of 8 bytes or more); returns the previous value.");
 }
 
 }  // namespace jitops

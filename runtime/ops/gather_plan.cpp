@@ -34,7 +34,8 @@ std::atomic<int> g_gather_waves{0};
 // 3 read x from DRAM several times, 799 us against 440 uncapped (PyTorch
 // 573). Over 149 capped gathers of seeds 100-2400 (H100, NOTES 108) the
 // uncapped grid ran 8- and 16-byte units 1.02x faster in geomean (63 plans,
-// 2 slower by 3% or more) and smaller ones 0.98x (1-byte units 0.96x).
+// 2 slower by 3% or more) and smaller ones 0.98x (1-byte units 0.96x); on
+// 110 plans of seeds 2400-4400 the rule takes, 1.027x (3 slower).
 int heuristic_waves(const GatherProblem& p, const LaunchTuning& tuning) {
   const int forced = g_gather_waves.load(std::memory_order_relaxed);
   if (forced > 0) return forced;

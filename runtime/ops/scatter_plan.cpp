@@ -770,14 +770,14 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   // 1.03x, fills 1.05x in geomean), so they keep the cap.
   if (tune.adapt_unroll && (p.op == kScatterCopy || p.op == kScatterFill) && p.element_bytes >= 2)
     tune.waves = kUncappedWaves;
-  // The other ops' walks but the 2-D one (adds, reductions, their identity
-  // stores and counts): uncapped too. Capped, resident blocks loop in groups
-  // a grid apart, and what a later group reads again has left L2 (seed
-  // 1863's int64 index_add_ from a transposed src, 632 -> 425 us, PyTorch
-  // 475). Over 181 sweep plans the cap binds (H100, NOTES 108): the 103 of
-  // linear walks 1.02x faster in geomean where fitted (seeds 100-2399, 59
-  // plans) and 1.08x after (2400-4399, 44; sorted products into one column
-  // to 2.75x), 15 slower by 3% or more; the 2-D walks lost (0.95-0.97x).
+  // Adds, reductions and their identity stores and counts: uncapped too,
+  // except in the 2-D walk. Capped, resident blocks loop in groups a grid
+  // apart, and what a later group reads again has left L2 (seed 1863's int64
+  // index_add_ from a transposed src, 632 -> 425 us, PyTorch 475). Over 181
+  // sweep plans the cap binds (H100, NOTES 108), the 103 linear walks ran
+  // 1.02x faster in geomean where fitted (seeds 100-2399, 59 plans) and 1.08x
+  // after (2400-4399, 44; sorted products into one column up to 2.75x), 7
+  // slower by 3% or more; the 2-D walks lost (0.95-0.97x).
   const int forced_waves = g_scatter_waves.load(std::memory_order_relaxed);
   if (tune.adapt_unroll && forced_waves > 0)
     tune.waves = forced_waves;

@@ -55,10 +55,10 @@ void set_small_index_threshold(int64_t threshold);
 // The owned walk (templates/scatter_owned.cuh), for measurement and tests:
 // -1 where the planner finds it pays, 0 never, 1 wherever it applies.
 int owned_walk_mode();
+void set_owned_walk_mode(int mode);
 // Development knob: the grid cap, in waves, of every walk's heuristic launch (0: the rule's, uncapped but
 // for the 2-D walk and single-byte stores); returns the previous value.
 int set_scatter_waves(int waves);
-void set_owned_walk_mode(int mode);
 // Units a thread for compare-and-swap updates with many terms a destination and the identity stores before
 // them, for measurement (-1: the rule's, 4 and 8).
 void set_cas_unroll(int unroll);
