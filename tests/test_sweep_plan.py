@@ -93,6 +93,31 @@ def test_summary_counts_the_noise_band_and_failures():
     assert "| take | 2 | 1.00x | - | 50% | 1 | b | 0.50x |" in md and "| b | 20.0 | 10.0 | 0.50x | 40% |" in md
 
 
+class _ScriptedTimer:
+    """median_us answers from a script of times, in call order (jitops' side, then PyTorch's, a pair at a time)."""
+
+    def __init__(self, times):
+        self.times, self.calls = list(times), []
+
+    def median_us(self, fn, reps):
+        self.calls.append(fn)
+        return self.times.pop(0)
+
+
+def test_a_pair_below_the_noise_band_is_timed_twice_more_and_counts_at_its_median():
+    # BENCHMARKS.md's rule, for the sweep and the public table alike: one pair at or above 0.97x counts as
+    # timed; below it, two more pairs, and the pair with the median ratio counts (a disturbed jitops run of
+    # 63 us against a usual 9 does not make the row).
+    from jitops.bench.timing import timed_pair
+
+    timer = _ScriptedTimer([10.0, 9.8])
+    assert timed_pair(timer, "ours", "theirs", 50) == (10.0, 9.8, 1) and timer.calls == ["ours", "theirs"]
+    timer = _ScriptedTimer([63.1, 13.8, 9.3, 13.7, 9.4, 13.9])
+    assert timed_pair(timer, "ours", "theirs", 50) == (9.3, 13.7, 3)
+    timer = _ScriptedTimer([20.0, 10.0, 21.0, 10.0, 10.5, 10.0])  # slower twice of three: it stays below
+    assert timed_pair(timer, "ours", "theirs", 50) == (20.0, 10.0, 3)
+
+
 def test_ceiling_is_pytorchs_time_over_the_copy_floor_or_the_launch():
     """Per family, the geomean of PyTorch's time over max(copy floor, empty launch): a case under the launch
     counts at the launch, one above it at its floor; no ceiling without the launch time or a floor."""

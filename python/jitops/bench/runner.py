@@ -13,7 +13,7 @@ from .jit_costs import compile_and_load
 from .per_call import per_call_table, user_kernel_table
 from .training import run_training
 from .progress import Progress
-from .timing import Timer
+from .timing import Timer, timed_pair
 
 _HEADERS = ["case", "index", "jitops us", "torch us", "cupy us", "speedup", "GB/s", "% copy"]
 _WIDTHS = [52, 5, 10, 10, 10, 8, 8, 7]
@@ -86,8 +86,7 @@ def _run_case(torch, cp, timer, case, index_dtype, args):
             row["cupy_correct"] = _matches(torch, cupy_result, expected, max(case.rtol, 1e-3))
         except Exception as exc:  # noqa: BLE001 - CuPy lacking a dtype or op is a gap in its column
             row["cupy_error"] = f"{type(exc).__name__}: {exc}"[:200]
-    row["jitops_us"] = timer.median_us(built.ours, reps=args.reps)
-    row["torch_us"] = timer.median_us(built.theirs, reps=args.reps)
+    row["jitops_us"], row["torch_us"], row["timings"] = timed_pair(timer, built.ours, built.theirs, args.reps)
     if row["cupy_correct"] is not None:
         row["cupy_us"] = timer.median_us(built.cupy, reps=args.reps)
     row["copy_us"] = timer.copy_us(built.min_bytes / 2, reps=args.reps)

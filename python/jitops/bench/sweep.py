@@ -13,9 +13,7 @@ import statistics
 from .layouts import Index, build_torch, build_virtual
 from .progress import Progress
 from .sweep_cases import FAMILIES, Ref, SweepCase, draw_cases
-from .timing import RestoringRun, Timer
-
-NOISE_BAND = 0.97
+from .timing import NOISE_BAND, RestoringRun, Timer, timed_pair
 _KERNELS = {}
 
 
@@ -198,18 +196,8 @@ def run_case(torch, timer, case, seed, reps, tune=False):
             row["detail"] = "result layout differs from PyTorch's (channels_last)"
     del got, expected
     ours, theirs = _runners(torch, case, built, long_indices, shared_target=True)
-    ratios, times = [], []
-    for attempt in range(3):
-        j = timer.median_us(ours, reps=reps)
-        t = timer.median_us(theirs, reps=reps)
-        ratios.append(t / j)
-        times.append((j, t))
-        if attempt == 0 and ratios[0] >= NOISE_BAND:
-            break
-    k = sorted(range(len(ratios)), key=lambda i: ratios[i])[len(ratios) // 2]
-    row["jitops_us"], row["torch_us"] = times[k]
-    row["speedup"] = ratios[k]
-    row["timings"] = len(ratios)
+    row["jitops_us"], row["torch_us"], row["timings"] = timed_pair(timer, ours, theirs, reps)
+    row["speedup"] = row["torch_us"] / row["jitops_us"]
     row["floor_us"] = case.min_bytes / timer.bandwidth * 1e6
     if row["floor_us"] >= 10:
         row["copy_us"] = timer.copy_us(case.min_bytes / 2, reps=reps)
