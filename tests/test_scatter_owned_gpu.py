@@ -98,3 +98,27 @@ def test_the_planners_owned_plans(owned_wherever_it_applies):
         if reduce == "prod":  # products of 6 terms, finite and well conditioned
             src_t = src_t.abs().add_(0.5).clamp_(max=2) * src_t.sign().add_(0.5).sign()
         assert scatter_reduce_and_check(rng, dtype, reduce, shape, 1, idx, src_t)["regime"] == "owned"
+
+
+@pytest.mark.parametrize("dtype", scatter.DTYPES)
+def test_owners_a_short_dense_row_apart_take_the_owned_walk_by_the_rule(dtype):
+    """The planner's own rule (not the forced walk): owners a self row of at most 8 bytes apart, src rows of at
+    most 32, through index_add_'s one index (NOTES 109): 4-6 and 4 random indices along an inner dim, owned;
+    scatter_reduce_ of a full index along the same rows (sum, amax, amin) keeps its atomics. Each against
+    numpy."""
+    jitops._core._set_owned_walk(-1)  # the fixture puts the knob back
+    rng = np.random.default_rng(scatter.seed("owned rows", dtype))
+    eb = {"float16": 2, "bfloat16": 2, "int8": 1, "uint8": 1, "int16": 2}.get(dtype) or np.dtype(dtype).itemsize
+    width = 2 if eb <= 4 else 1  # self rows of 2-8 bytes
+    owners = 300000
+    terms = min(32 // eb, 6)
+    self_shape = (owners // 100, 100, width)
+    plan = index_add_and_check(rng, dtype, self_shape, 2, terms)
+    assert plan["regime"] == "owned", plan["regime"]
+    plan = index_add_and_check(rng, dtype, (owners, width), 1, min(terms, 4))
+    assert plan["regime"] == "owned", plan["regime"]
+    for reduce in ("sum", "amax", "amin"):
+        src_t = scatter.device_tensor(rng, (owners, terms), dtype, "contiguous")
+        idx = rng.integers(0, width, (owners, terms))
+        plan = scatter_reduce_and_check(rng, dtype, reduce, (owners, width), 1, idx, src_t)
+        assert plan["regime"] != "owned", reduce
