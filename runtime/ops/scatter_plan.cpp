@@ -604,8 +604,8 @@ bool owned_walk_pays(const ScatterProblem& p, const LaunchTuning& tuning, const 
   // thread's terms are few. There the owned walk's plain updates beat the atomics whatever the element (NOTES
   // 109: 65 plans of seeds 100-4399 1.39x faster in geomean, 55 of seeds 4400-6399 1.36x; below PyTorch 30 ->
   // 0). With self rows past 8 bytes or src rows past 32, each thread's chain of dependent updates grew and it
-  // lost, down to 0.44x; through a full index (each owner its own destinations) it lost as often as it won
-  // (45 plans, 0.41x-3.5x).
+  // lost, down to 0.44x; through a full index (each owner its own destinations) it won on seeds 100-4399 (25
+  // plans 1.23x) and lost on later ones (20 plans 0.98x, down to 0.41x).
   bool index_shared = true;
   for (int d = 0; d < s.ndim; ++d) index_shared = index_shared && (d == axis || s.strides[kIndexOperand][d] == 0);
   const bool rows_apart = index_shared && owned_vec == 1 && magnitude(p.axis_stride) == 1 &&
