@@ -102,10 +102,10 @@ def test_the_planners_owned_plans(owned_wherever_it_applies):
 
 @pytest.mark.parametrize("dtype", scatter.DTYPES)
 def test_owners_a_short_dense_row_apart_take_the_owned_walk_by_the_rule(dtype):
-    """The planner's own rule (not the forced walk): owners a self row of at most 8 bytes apart, src rows of at
-    most 32, through index_add_'s one index (NOTES 109): 4-6 and 4 random indices along an inner dim, owned;
-    scatter_reduce_ of a full index along the same rows (sum, amax, amin) keeps its atomics. Each against
-    numpy."""
+    """The planner's own rule (not the forced walk): owners a self row of at most 8 bytes apart (2 elements; 1
+    for 8-byte dtypes), src rows of at most 32, through index_add_'s one index (NOTES 109): 4-6 and 4 random
+    indices along an inner dim, and from one src row expanded over every owner, owned; scatter_reduce_ of a
+    full index along the same rows (sum, amax, amin) keeps its atomics. Each against numpy."""
     jitops._core._set_owned_walk(-1)  # the fixture puts the knob back
     rng = np.random.default_rng(scatter.seed("owned rows", dtype))
     eb = {"float16": 2, "bfloat16": 2, "int8": 1, "uint8": 1, "int16": 2}.get(dtype) or np.dtype(dtype).itemsize
@@ -116,6 +116,9 @@ def test_owners_a_short_dense_row_apart_take_the_owned_walk_by_the_rule(dtype):
     plan = index_add_and_check(rng, dtype, self_shape, 2, terms)
     assert plan["regime"] == "owned", plan["regime"]
     plan = index_add_and_check(rng, dtype, (owners, width), 1, min(terms, 4))
+    assert plan["regime"] == "owned", plan["regime"]
+    one_row = scatter.device_tensor(rng, (1, terms), dtype, "contiguous").expand(owners, terms)
+    plan = index_add_and_check(rng, dtype, (owners, width), 1, terms, one_row)
     assert plan["regime"] == "owned", plan["regime"]
     for reduce in ("sum", "amax", "amin"):
         src_t = scatter.device_tensor(rng, (owners, terms), dtype, "contiguous")

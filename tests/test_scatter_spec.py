@@ -732,26 +732,38 @@ def test_owned_walk_takes_slow_atomics_whose_owners_fill_the_gpu_side_by_side(ow
 
 
 def test_owned_walk_takes_owners_a_short_dense_row_apart(owned_mode):
-    """With the indexed dim innermost and dense in self and src, owners lie a row apart: through index_add_'s
-    one index, a self row of at most 8 bytes and a src row of at most 32 take the owned walk for any element
-    (sweep seed 1871's int32 index_add_ along a dim of 2, 22.2 -> 13.3 us, PyTorch 17.1; NOTES 109)."""
+    """With the indexed dim innermost and dense in self and src, owners lie a row apart: adds through
+    index_add_'s one index, a self row of at most 8 bytes and a src row of at most 32, take the owned walk for
+    any element (sweep seed 1871's int32 index_add_ along a dim of 2, 22.2 -> 13.3 us, PyTorch 17.1; NOTES
+    109). Each refusal below breaks one condition."""
     def regime(op, self_, dim, index, src, *extra):
         return jitops.explain(op, self_, dim, index, src, *extra, arch="sm_90")[-1]["regime"]
+    n = 1048576
     int32 = ("index_add_", V([128, 331, 8, 2], "int32"), 3, V([6], "int64"), V([128, 331, 8, 6], "int32"))
     assert regime(*int32) == "owned"
+    # src expanded along a middle dim; and along the owners' inner dim, one src row for every owner
     assert regime("index_add_", V([131072, 13, 13, 3], "bfloat16"), 3, V([6], "int64"),
-                  V([131072, 13, 13, 6], "bfloat16", strides=[78, 0, 6, 1])) == "owned"  # src expanded
-    # not taken: a full index (each owner its own destinations), a self row of 16 bytes, a src row of 40, the
-    # dim not dense in self, owners short of a wave
-    assert regime("scatter_add_", V([1048576, 2], "float32"), 1, V([1048576, 8], "int32"),
-                  V([1048576, 8], "float32")) != "owned"
-    assert regime("scatter_reduce_", V([1048576, 1], "float64"), 1, V([1048576, 4], "int64"),
-                  V([1048576, 4], "float64"), "amax") != "owned"
+                  V([131072, 13, 13, 6], "bfloat16", strides=[78, 0, 6, 1])) == "owned"
+    one_src_row = V([n, 8], "float32", strides=[0, 1])
+    assert regime("index_add_", V([n, 2], "float32"), 1, V([8], "int32"), one_src_row) == "owned"
+    # not taken: a full index (each owner its own destinations), and a shared one for products
+    assert regime("scatter_add_", V([n, 2], "float32"), 1, V([n, 8], "int32"), V([n, 8], "float32")) != "owned"
+    assert regime("scatter_reduce_", V([n, 1], "float64"), 1, V([n, 4], "int64"), V([n, 4], "float64"),
+                  "amax") != "owned"
+    assert regime("scatter_reduce_", V([n, 2], "float32"), 1, V([n, 8], "int64", strides=[0, 1]),
+                  V([n, 8], "float32"), "prod") != "owned"
+    # nor: a self row of 16 bytes; a src row of 40, or 40 bytes of terms from a src expanded along the owners
     assert regime("index_add_", V([852065, 4], "float32"), 1, V([3], "int32"), V([852065, 3], "float32")) != "owned"
-    assert regime("index_add_", V([2097152, 3], "float16"), 1, V([20], "int32"),
-                  V([2097152, 20], "float16")) != "owned"
-    assert regime("index_add_", V([1048576, 2], "float32", strides=[1, 1048576]), 1, V([6], "int32"),
-                  V([1048576, 6], "float32")) != "owned"
+    assert regime("index_add_", V([n, 3], "float16"), 1, V([20], "int32"), V([n, 20], "float16")) != "owned"
+    assert regime("index_add_", V([n, 2], "float32"), 1, V([10], "int32"),
+                  V([n, 10], "float32", strides=[0, 1])) != "owned"
+    # nor rows that are not dense: self transposed (the dim outermost), self's rows sliced apart, src's rows sliced
+    src = V([n, 6], "float32")
+    assert regime("index_add_", V([n, 2], "float32", strides=[1, n]), 1, V([6], "int32"), src) != "owned"
+    assert regime("index_add_", V([n, 2], "float32", strides=[4, 1]), 1, V([6], "int32"), src) != "owned"
+    assert regime("index_add_", V([n, 2], "float32"), 1, V([6], "int32"),
+                  V([n, 6], "float32", strides=[8, 1])) != "owned"
+    # nor owners short of a wave
     assert regime("index_add_", V([4096, 2], "int32"), 1, V([6], "int64"), V([4096, 6], "int32")) != "owned"
     owned_mode(0)
     assert regime(*int32) != "owned"

@@ -582,7 +582,8 @@ int owned_axis(const ScatterProblem& p) {
 // And only with owners to fill the GPU (a wave of threads: with fewer, each
 // thread's terms in turn left the SMs idle, 0.04x at 2048 owners of 4381
 // terms) whose neighbours lie side by side in self and src (a thread's
-// destination a sector away from the next lane's ran 0.16-0.66x).
+// destination a sector away from the next lane's ran 0.16-0.66x), or, for
+// adds through one index, a short dense row apart (below).
 bool owned_walk_pays(const ScatterProblem& p, const LaunchTuning& tuning, const DeviceInfo& device) {
   // Owners before packing first: packs only make them fewer, and most calls (small ones above all) stop here
   // without copying the problem twice.
@@ -599,19 +600,20 @@ bool owned_walk_pays(const ScatterProblem& p, const LaunchTuning& tuning, const 
   const int64_t src_step = magnitude(s.strides[kSrcOperand][inner]);
   const bool side_by_side =
       magnitude(s.strides[kSelfOperand][inner]) == owned_vec && (src_step == 0 || src_step == owned_vec);
-  // Owners a short dense row apart (the axis innermost and dense in self and in src), one index for all of them
-  // (index_add_'s): a warp's owners still read and write whole rows, its index loads are one address, and a
-  // thread's terms are few. There the owned walk's plain updates beat the atomics whatever the element (NOTES
-  // 109: 65 plans of seeds 100-4399 1.39x faster in geomean, 55 of seeds 4400-6399 1.36x; below PyTorch 30 ->
-  // 0). With self rows past 8 bytes or src rows past 32, each thread's chain of dependent updates grew and it
-  // lost, down to 0.44x; through a full index (each owner its own destinations) it won on seeds 100-4399 (25
-  // plans 1.23x) and lost on later ones (20 plans 0.98x, down to 0.41x).
-  bool index_shared = true;
-  for (int d = 0; d < s.ndim; ++d) index_shared = index_shared && (d == axis || s.strides[kIndexOperand][d] == 0);
-  const bool rows_apart = index_shared && owned_vec == 1 && magnitude(p.axis_stride) == 1 &&
-                          p.axis_size * p.element_bytes <= 8 && magnitude(s.strides[kSelfOperand][inner]) == p.axis_size &&
-                          (src_step == 0 || (src_step == s.sizes[axis] && magnitude(s.strides[kSrcOperand][axis]) == 1 &&
-                                             s.sizes[axis] * p.element_bytes <= 32));
+  // Adds whose owners lie a short dense row apart (the axis innermost and dense in self and in src), through one
+  // index for all of them (index_add_'s; a scatter_add_ whose index is expanded along every owner dim moves the
+  // same way, not measured apart): a warp's owners still read and write whole rows, its index loads are one
+  // address, and a thread's terms are few. There the owned walk's plain updates beat the atomics whatever the
+  // element (NOTES 109: 65 index_add_ plans of seeds 100-4399 1.39x faster in geomean, 55 of seeds 4400-6399
+  // 1.36x; below PyTorch 30 -> 0). With self rows past 8 bytes or src rows past 32 (or as many terms from an
+  // expanded src), each thread's chain of dependent updates grew and it lost, down to 0.44x; through a full
+  // index (each owner its own destinations) it won on seeds 100-4399 (25 plans 1.23x) and lost on later ones
+  // (20 plans 0.98x, down to 0.41x). Products, max and min were measured only through a full index.
+  const bool short_rows = p.axis_size * p.element_bytes <= 8 && s.sizes[axis] * p.element_bytes <= 32;
+  const bool dense_src = src_step == 0 || (src_step == s.sizes[axis] && magnitude(s.strides[kSrcOperand][axis]) == 1);
+  const bool dense_rows =
+      magnitude(p.axis_stride) == 1 && magnitude(s.strides[kSelfOperand][inner]) == p.axis_size && dense_src;
+  const bool rows_apart = p.op == kScatterAdd && index_dims(s) == 1 && owned_vec == 1 && short_rows && dense_rows;
   const int64_t owners = s.numel() / s.sizes[axis];
   if (!(side_by_side || rows_apart) || owners < wave) return false;
   if (!side_by_side) return true;
