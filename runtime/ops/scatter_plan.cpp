@@ -610,9 +610,10 @@ bool owned_walk_pays(const ScatterProblem& p, const LaunchTuning& tuning, const 
   // index (each owner its own destinations) it won on seeds 100-4399 (25 plans 1.23x) and lost on later ones
   // (20 plans 0.98x, down to 0.41x). Products, max and min were measured only through a full index.
   const bool short_rows = p.axis_size * p.element_bytes <= 8 && s.sizes[axis] * p.element_bytes <= 32;
-  const bool dense_src = src_step == 0 || (src_step == s.sizes[axis] && magnitude(s.strides[kSrcOperand][axis]) == 1);
+  // src's rows dense along the axis and next to each other, or one src row (expanded) for every owner
+  const bool src_rows = src_step == 0 || (src_step == s.sizes[axis] && magnitude(s.strides[kSrcOperand][axis]) == 1);
   const bool dense_rows =
-      magnitude(p.axis_stride) == 1 && magnitude(s.strides[kSelfOperand][inner]) == p.axis_size && dense_src;
+      magnitude(p.axis_stride) == 1 && magnitude(s.strides[kSelfOperand][inner]) == p.axis_size && src_rows;
   const bool rows_apart = p.op == kScatterAdd && index_dims(s) == 1 && owned_vec == 1 && short_rows && dense_rows;
   const int64_t owners = s.numel() / s.sizes[axis];
   if (!(side_by_side || rows_apart) || owners < wave) return false;
