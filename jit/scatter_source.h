@@ -18,7 +18,8 @@ struct ScatterSpecFields {
     kRunsInLanes,  // whether lanes may share a destination. Dims 2: 0 no, 1 yes (compare-and-swap ops
                    // combine runs and peers), 2 adds combine runs too, 3 as 0 within a row but a warp's rows
                    // may meet: hot peers combine, 4 as 2 and lanes that repeat a destination out of
-                   // order combine (lane_runs_2d in scatter_plan.cpp);
+                   // order combine, 5 as 3 with the peers matched in every warp (lane_runs_2d in
+                   // scatter_plan.cpp);
                    // the linear walk: 1 unless its innermost dim moves self and spans a warp
     kOwned,        // 1: the owned walk (scatter_owned.cuh): a thread takes every term of its destinations
   };

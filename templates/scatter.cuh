@@ -390,23 +390,26 @@ __device__ __forceinline__ void combine_peers(const P& p, const bool (&valid)[Un
 // unit inside the match, on every 2-D walk along a row's index, cost sorted
 // and random indices 0.87x; this one, where a row fills the GPU, random
 // 1.00x and sorted 0.95x (the match's code, never run there), NOTES 88.
+// `apart`: the lanes compared, 2 by default; RowsAlwaysMeet's products compare
+// a lane with the one a row above it (the block's lanes a row), where a sorted
+// index's run of rows lies.
 template <int Unroll, typename P, typename IndexT>
 __device__ __forceinline__ bool lanes_repeat(const P& p, const bool (&valid)[Unroll], const bool (&bad)[Unroll],
                                              const IndexT (&raw)[Unroll], const typename P::Stride (&off)[Unroll][4],
-                                             const bool (&merged)[Unroll]) {
+                                             const bool (&merged)[Unroll], unsigned apart = 2) {
   typedef typename P::Stride Stride;
   const unsigned active = __activemask();
   unsigned lane;
   asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-  const bool pair_active = lane >= 2 && ((active >> (lane - 2)) & 1u);
+  const bool pair_active = lane >= apart && ((active >> (lane - apart)) & 1u);
   bool hit = false;
 #pragma unroll
   for (int k = 0; k < Unroll; ++k) {
     const bool live = valid[k] && !bad[k] && !merged[k];
     // dead lanes get keys of their own, below every destination
     const Stride key = live ? off[k][0] + (Stride)(int64_t)raw[k] * p.axis_stride : Stride(-1) - Stride(lane);
-    const Stride two_below = __shfl_up_sync(active, key, 2);  // every active lane takes part
-    hit |= pair_active && two_below == key;
+    const Stride below = __shfl_up_sync(active, key, apart);  // every active lane takes part
+    hit |= pair_active && below == key;
   }
   return __any_sync(active, hit);
 }
@@ -426,7 +429,8 @@ __device__ __forceinline__ bool lanes_repeat(const P& p, const bool (&valid)[Unr
 // geomean, NOTES 73), while full indices along the lanes need it (float64
 // products along dim 1: 25 -> 42 us without).
 template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, bool LanesShareRows,
-          bool RunsInLanes, bool AddsCombineRuns, bool RowsMayMeet, bool HotRepeats, typename P, typename PositionOf>
+          bool RunsInLanes, bool AddsCombineRuns, bool RowsMayMeet, bool HotRepeats, bool RowsAlwaysMeet = false,
+          typename P, typename PositionOf>
 __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Unroll], const IndexT (&raw)[Unroll],
                                               const typename P::Stride (&off)[Unroll][4], PositionOf position_of) {
   typedef typename P::Stride Stride;
@@ -524,8 +528,14 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
   }
   if constexpr (kCombines && kCombinesPeers)
     combine_peers<T, Op, Unroll, Vec, false>(p, valid, bad, raw, off, src, merged);
+  // RowsAlwaysMeet: products whose rows meet at a column without a thread's
+  // units meeting (a sorted index, the same along a row: a run of rows on one
+  // destination lies in one warp, units a block of rows apart in a thread);
+  // the sign, beside the threads' own, is a lane and the one a row above it on
+  // one destination.
   if constexpr ((kCombines || RowsMayMeet) && kCombinesHotPeers) {
-    if (__popc(__ballot_sync(__activemask(), merged_in_thread)) >= 2)
+    if (__popc(__ballot_sync(__activemask(), merged_in_thread)) >= 2 ||
+        (RowsAlwaysMeet && lanes_repeat<Unroll>(p, valid, bad, raw, off, merged, blockDim.x)))
       combine_peers<T, Op, Unroll, Vec, !RowsMayMeet>(p, valid, bad, raw, off, src, merged);
   }
   if constexpr (FloatExtremum<T, Op>::value && Vec == 1) {
@@ -614,7 +624,8 @@ __device__ __forceinline__ void scatter_linear(const P& p) {
 // peers); 2, the lanes walk the indexed dim within one row: adds combine runs
 // too; 3, as 0 within a row, but a warp spans rows that may meet at a column:
 // hot peers combine (RowsMayMeet); 4, as 2, and lanes that repeat a
-// destination out of order combine (HotRepeats).
+// destination out of order combine (HotRepeats); 5, as 3, with the peers
+// matched in every warp, not only where threads' units met (RowsAlwaysMeet).
 template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, int LaneRuns, bool Counts = false,
           typename P>
 __device__ __forceinline__ void scatter_2d(const P& p) {
@@ -648,7 +659,8 @@ __device__ __forceinline__ void scatter_2d(const P& p) {
       raw[k] = valid[k] ? load_scatter_index(p, static_cast<const IndexT*>(p.index) + off[k][2]) : IndexT(0);
     }
     scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, false, (LaneRuns == 1 || LaneRuns == 2 || LaneRuns == 4),
-                  (LaneRuns == 2 || LaneRuns == 4), (LaneRuns == 3), (LaneRuns == 4)>(
+                  (LaneRuns == 2 || LaneRuns == 4), (LaneRuns == 3 || LaneRuns == 5), (LaneRuns == 4),
+                  (LaneRuns == 5)>(
         p, valid, raw, off, [&](int k) {
       return (int64_t)(base + (Linear)k * block_rows) * p.index_positions[0] + (int64_t)col * p.index_positions[1];
     });

@@ -887,16 +887,20 @@ HOT_ROW_WIDTHS = {"float16": (3, 32), "float32": (3, 6), "int8": (3, 32)}  # pac
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_a_warps_rows_into_a_few_hot_rows_combine_across_rows(dtype):
     """Narrow rows (a warp across rows, several rows a thread) through an expanded index into 8 hot rows of
-    3001, and into random ones: where lane_runs is 3, threads whose units met on one row make the warp combine
-    lanes of different rows at one column, single elements and packs alike, before the atomics or
-    compare-and-swap loops. Every merging reduction against numpy, the row index taken whole; adds and
-    products take lane_runs 3 on rows of 3, max and min that read first never do."""
+    3001, into random ones, and sorted (runs of rows a warp on one row): where lane_runs is 3, threads whose
+    units met on one row make the warp combine lanes of different rows at one column, single elements and
+    packs alike, before the atomics or compare-and-swap loops; products (lane_runs 5) also where a lane and
+    the one a row above it meet. Every merging reduction against numpy, the row index taken whole; adds take
+    lane_runs 3 on rows of 3 and products 5, max and min that read first neither."""
     rng = np.random.default_rng(seed("hot rows across a warp", dtype))
     n, dests = 200_003, 3001
-    reduces = [("add", True), ("sum", False), ("mean", True), ("prod", True), ("amax", False), ("amin", True)]
+    reduces = [("add", True), ("sum", False), ("mean", True), ("prod", True), ("prod", False), ("amax", False),
+               ("amin", True)]
     reads_first = dtype not in ("int32", "int64")
-    for kind in ("hot", "random"):
-        idx = rng.integers(0, dests, 8)[rng.integers(0, 8, n)] if kind == "hot" else rng.integers(0, dests, n)
+    for kind in ("hot", "random", "sorted"):
+        idx = {"hot": lambda: rng.integers(0, dests, 8)[rng.integers(0, 8, n)],
+               "random": lambda: rng.integers(0, dests, n),
+               "sorted": lambda: np.sort(rng.integers(0, dests, n))}[kind]()
         index_rows = torch.from_numpy(idx).to(DEVICE)[:, None]
         for width in HOT_ROW_WIDTHS.get(dtype, (3,)):
             index = index_rows.expand(n, width)
@@ -907,7 +911,7 @@ def test_a_warps_rows_into_a_few_hot_rows_combine_across_rows(dtype):
                                         "sum" if reduce == "add" else reduce, include_self=include_self)
                 spec = [r for r in passes if r["spec"]["op"] in (0, 3, 4, 5, 19)][-1]["spec"]
                 if width == 3:
-                    expected = 0 if reduce in ("amax", "amin") and reads_first else 3
+                    expected = 0 if reduce in ("amax", "amin") and reads_first else 5 if reduce == "prod" else 3
                     assert spec["lane_runs"] == expected, (reduce, spec)
                 before, terms = host(self_t), host(src_t)
                 if reduce == "add":

@@ -559,8 +559,9 @@ def test_compare_and_swap_updates_through_a_full_index_take_a_warp_a_row():
 def test_a_warp_across_narrow_rows_combines_hot_peers_across_its_rows():
     """Rows reached through an expanded index, a warp across several (lane_runs 3: the kernel votes on
     whether two threads' units met, then matches its lanes' destinations): native adds where a warp spans 8
-    rows or more (a row 4 lanes or fewer), products at any width under 32 lanes; not adds with 2 or 4 rows
-    a warp, max and min that read first, copies, or a walk a warp to a row (NOTES 86)."""
+    rows or more (a row 4 lanes or fewer), products at any width under 32 lanes (lane_runs 5: the vote also
+    asks whether a lane and the one a row above it meet, NOTES 110); not adds with 2 or 4 rows a warp, max
+    and min that read first, copies, or a walk a warp to a row (NOTES 86)."""
     def walk(op, dtype, width, *extra, rows=3001, n=216412):
         index = V([n, width], "int32", strides=[1, 0])
         args = (V([rows, width], dtype), 0, index, V([n, width], dtype)) + extra
@@ -571,8 +572,18 @@ def test_a_warp_across_narrow_rows_combines_hot_peers_across_its_rows():
     assert "match.any.sync" in add["ptx"] and "red.global.add.v4.f32" in add["ptx"]
     wide_int_max = walk("scatter_reduce_", "int32", 3, "amax")
     assert wide_int_max["spec"]["lane_runs"] == 3 and "match.any.sync" in wide_int_max["ptx"], wide_int_max
+    # products: lane_runs 5, the warp also matches where a lane and the one a row above it meet (a sorted
+    # index's run of rows); 3 with the development knob at 0
     prod = walk("scatter_reduce_", "float16", 32, "prod")  # a row 16 lanes, a warp 2 rows
-    assert 4 < prod["block"][0] < 32 and prod["spec"]["lane_runs"] == 3, prod
+    assert 4 < prod["block"][0] < 32 and prod["spec"]["lane_runs"] == 5, prod
+    assert "match.any.sync" in prod["ptx"]
+    narrow_prod = walk("scatter_reduce_", "float64", 4, "prod")  # seed 1890's rows of 4: a warp 8 rows
+    assert narrow_prod["block"][0] <= 4 and narrow_prod["spec"]["lane_runs"] == 5, narrow_prod
+    previous = jitops._core._set_rows_always_meet(0)
+    try:
+        assert walk("scatter_reduce_", "float64", 4, "prod")["spec"]["lane_runs"] == 3
+    finally:
+        jitops._core._set_rows_always_meet(previous)
     # seed 712's scatter_add_: rows of 32 float32, 8 lanes a row, 4 rows a warp
     four_rows = walk("scatter_add_", "float32", 32, rows=88915)
     assert four_rows["block"][0] == 8 and four_rows["spec"]["lane_runs"] == 0, four_rows

@@ -293,6 +293,9 @@ void bind_scatter_ops(py::module_& m) {
   m.def("_set_cas_unroll", &set_cas_unroll,
         "Development knob: units a thread for compare-and-swap updates with many terms a destination (-1: the "
         "rule's).");
+  m.def("_set_rows_always_meet", &set_rows_always_meet,
+        "Development knob: products of the 2-D walk whose warps span rows match a warp's peers at every unit "
+        "(1, the rule) or only where two threads' units met (0); returns the previous mode.");
   m.def("_set_prepare_order", &set_prepare_order,
         "Development knob: the identity stores and counts before a reduction, where the indexed dim is self's "
         "innermost, ordered by self then src as the reduction is (0), by self then the index, src ignored (1), "

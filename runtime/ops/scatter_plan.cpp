@@ -25,6 +25,7 @@ constexpr int64_t kRowsFootprint = int64_t(16) << 20;  // bytes of rows' destina
 std::atomic<int64_t> g_small_index_threshold{16};
 std::atomic<int> g_owned_walk_mode{-1};
 std::atomic<int> g_cas_unroll{-1};
+std::atomic<int> g_rows_always_meet{1};
 std::atomic<int> g_prepare_order{3};
 std::atomic<int> g_scatter_waves{0};
 // Whether the indexed dim is self's innermost (the smallest stride of its dims of more than one element).
@@ -476,7 +477,8 @@ bool rows_may_meet(const ScatterProblem& p, const LaunchShape& shape) {
 int lane_runs_2d(const ScatterProblem& p, const LaunchShape& shape, const DeviceInfo& device) {
   const IterationSpace& s = p.space;
   const bool one_row_a_warp = shape.block[0] >= 32;
-  const int apart = rows_may_meet(p, shape) ? 3 : 0;
+  const bool always = p.op == kScatterMul && g_rows_always_meet.load(std::memory_order_relaxed) != 0;
+  const int apart = rows_may_meet(p, shape) ? (always ? 5 : 3) : 0;
   if (s.strides[kIndexOperand][1] == 0) return apart;
   if (s.strides[kSelfOperand][1] != 0) return one_row_a_warp || p.op == kScatterAdd ? apart : 1;
   const bool narrow_float = p.element == kElemFloat16 || p.element == kElemBFloat16;
@@ -664,6 +666,7 @@ void set_small_index_threshold(int64_t t) { g_small_index_threshold = t; }
 int owned_walk_mode() { return g_owned_walk_mode.load(std::memory_order_relaxed); }
 void set_owned_walk_mode(int mode) { g_owned_walk_mode = mode; }
 void set_cas_unroll(int unroll) { g_cas_unroll = unroll; }
+int set_rows_always_meet(int mode) { return g_rows_always_meet.exchange(mode); }
 int set_prepare_order(int mode) { return g_prepare_order.exchange(mode); }
 int set_scatter_waves(int waves) { return g_scatter_waves.exchange(waves); }
 

@@ -62,6 +62,9 @@ int set_scatter_waves(int waves);
 // Units a thread for compare-and-swap updates with many terms a destination and the identity stores before
 // them, for measurement (-1: the rule's, 4 and 8).
 void set_cas_unroll(int unroll);
+// Products of the 2-D walk whose warp spans rows: 1 (the rule) matches a warp's peers at every unit, 0 only
+// where two threads' units met, for measurement; returns the previous mode.
+int set_rows_always_meet(int mode);
 // The identity stores and counts before a reduction planned without src's strides, the index ordering the dims
 // self leaves open (1), the indexed dim innermost (2), by prepare_axis_first's rule (3, the default), or as the
 // reduction after them is (0), for measurement.
