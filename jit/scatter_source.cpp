@@ -56,10 +56,11 @@ std::string scatter_body(const KernelSpec& s) {
            "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
            "jitops_kernel(const jitops::RowSortParams p) {\n  jitops::" + op + "(p);\n}\n";
   }
-  if (f[F::kOp] == kScatterPrivateAdd) {
+  if (f[F::kOp] == kScatterPrivateAdd || f[F::kOp] == kScatterPrivateMul) {
     header = "scatter_private.cuh";
     call = "jitops::scatter_private<" + linear_args + ", " + (f[F::kAlpha] ? "true" : "false") + ", " +
-           std::to_string(f[F::kUnroll]) + ", " + std::to_string(f[F::kVec]) + ">(p);";
+           std::to_string(f[F::kUnroll]) + ", " + std::to_string(f[F::kVec]) + ", " +
+           (f[F::kOp] == kScatterPrivateMul ? "jitops::kScatterMul" : "jitops::kScatterAdd") + ">(p);";
   } else if (f[F::kOp] == kScatterMeanFinish || f[F::kOp] == kScatterMeanReset) {
     call = "jitops::scatter_mean_finish<" + element + ", " + std::to_string(param_dims) + ", " +
            (generic ? "true" : "false") + ", " + (f[F::kOp] == kScatterMeanReset ? "true" : "false") + ", " +

@@ -1,16 +1,23 @@
-// Adds into a small self (scatter_add_, index_add_, scatter_reduce_'s sums)
-// with many terms a destination, through a private copy of self in each
-// block's shared memory: the block's terms go to its copy with shared-memory
-// atomics, then the copy goes to self, an atomic a touched element (a pack of
-// them where self is contiguous). The index walk sends every term to L2,
-// where the updates of an address serialize: float16 into 1157 elements by
-// 264029 terms ran 72.5 us against PyTorch's 63.3 (seed 1817, NOTES 100).
+// Adds and products into a small self (scatter_add_, index_add_,
+// scatter_reduce_'s sums and products) with many terms a destination, through
+// a private copy of self in each block's shared memory: the block's terms go
+// to its copy with shared-memory atomics (compare-and-swap loops for
+// products), then the copy goes to self, an update a touched element (a pack
+// of them where self is contiguous, for adds). The index walk sends every term
+// to L2, where the updates of an address serialize: float16 into 1157
+// elements by 264029 terms ran 72.5 us against PyTorch's 63.3 (seed 1817,
+// NOTES 100); float64 products into (884x2) by 181262 rows, each a CAS loop
+// that lost to every other in flight on its element, 328 against 285 (seed
+// 1894, NOTES 110).
 //
 // The copy spans self's offsets [self_lo, self_hi]; only touched slots are
-// flushed, so a strided self's gaps are never written. Floats accumulate in
+// flushed, so a strided self's gaps are never written. Sums accumulate in
 // float (16-bit floats) or their own type from -0.0, the identity of addition
 // (an untouched slot then adds nothing, even to a -0.0); integers in int or
-// unsigned long long, wrapping as the element's own adds would.
+// unsigned long long, wrapping as the element's own adds would. Products from
+// 1 in float (16-bit floats) or their own type, integers in int or long long
+// (the low bits of a wrapped product are the narrow type's); a slot still 1
+// multiplies nothing, so it is left out.
 #pragma once
 #include "scatter.cuh"
 
@@ -24,6 +31,17 @@ template <> struct PrivateSum<short> { typedef int type; };
 template <> struct PrivateSum<int> { typedef int type; };
 template <> struct PrivateSum<long long> { typedef unsigned long long type; };
 
+template <typename T> struct PrivateProduct { typedef float type; };
+template <> struct PrivateProduct<double> { typedef double type; };
+template <> struct PrivateProduct<signed char> { typedef int type; };
+template <> struct PrivateProduct<unsigned char> { typedef int type; };
+template <> struct PrivateProduct<short> { typedef int type; };
+template <> struct PrivateProduct<int> { typedef int type; };
+template <> struct PrivateProduct<long long> { typedef long long type; };
+
+template <typename T, int Op> struct PrivateSlot { typedef typename PrivateSum<T>::type type; };
+template <typename T> struct PrivateSlot<T, kScatterMul> { typedef typename PrivateProduct<T>::type type; };
+
 template <typename A> __device__ __forceinline__ A private_identity() { return A(-0.0); }
 template <> __device__ __forceinline__ int private_identity<int>() { return 0; }
 template <> __device__ __forceinline__ unsigned long long private_identity<unsigned long long>() { return 0ull; }
@@ -35,6 +53,13 @@ __device__ __forceinline__ bool untouched(double v) {
 }
 __device__ __forceinline__ bool untouched(int v) { return v == 0; }
 __device__ __forceinline__ bool untouched(unsigned long long v) { return v == 0ull; }
+// Products: a slot that still holds 1, bit for bit (multiplying by it changes nothing).
+__device__ __forceinline__ bool untouched_product(float v) { return __float_as_uint(v) == 0x3F800000u; }
+__device__ __forceinline__ bool untouched_product(double v) {
+  return (unsigned long long)__double_as_longlong(v) == 0x3FF0000000000000ull;
+}
+__device__ __forceinline__ bool untouched_product(int v) { return v == 1; }
+__device__ __forceinline__ bool untouched_product(long long v) { return v == 1ll; }
 
 template <typename T, typename A> __device__ __forceinline__ A to_private(T v) { return A(v); }
 template <> __device__ __forceinline__ float to_private<__half, float>(__half v) { return __half2float(v); }
@@ -54,16 +79,20 @@ template <> __device__ __forceinline__ long long from_private<long long, unsigne
   return (long long)v;
 }
 
-// FlushVec: slots a flush packs (self contiguous from self_lo, aligned for it), else 1.
-template <typename T, typename IndexT, int Dims, bool Generic, bool HasAlpha, int Unroll, int FlushVec, typename P>
+// Op: kScatterAdd or kScatterMul. FlushVec: slots a flush packs (adds, self
+// contiguous from self_lo, aligned for it), else 1.
+template <typename T, typename IndexT, int Dims, bool Generic, bool HasAlpha, int Unroll, int FlushVec,
+          int Op = kScatterAdd, typename P>
 __device__ __forceinline__ void scatter_private(const P& p) {
   typedef typename P::Linear Linear;
   typedef typename P::Stride Stride;
-  typedef typename PrivateSum<T>::type A;
+  typedef typename PrivateSlot<T, Op>::type A;
+  static_assert(Op == kScatterAdd || Op == kScatterMul, "private copies take adds and products");
+  static_assert(Op == kScatterAdd || FlushVec == 1, "products flush an element at a time");
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   A* copy = reinterpret_cast<A*>(shared_bytes);
   const Stride span = p.self_hi - p.self_lo + 1;
-  for (Stride i = threadIdx.x; i < span; i += blockDim.x) copy[i] = private_identity<A>();
+  for (Stride i = threadIdx.x; i < span; i += blockDim.x) copy[i] = Op == kScatterAdd ? private_identity<A>() : A(1);
   __syncthreads();
 
   const Linear step = (Linear)gridDim.x * blockDim.x * Unroll;
@@ -88,7 +117,10 @@ __device__ __forceinline__ void scatter_private(const P& p) {
     // Runs of lanes on one element (sorted values) add up first: their shared-memory atomics on one
     // address would serialize as the global ones do (a sorted float32 column, 244 terms an element:
     // 11.5 -> 87.9 us without).
-    combine_runs<T, kScatterAdd, Unroll, 1>(p, valid, bad, raw, off, src, merged);
+    combine_runs<T, Op, Unroll, 1>(p, valid, bad, raw, off, src, merged);
+    // Products: a warp's other peers too, each a compare-and-swap loop on the slot they share. Rows of a
+    // few elements through a sorted index put one slot's terms a row apart, never in a run.
+    if constexpr (Op == kScatterMul) combine_peers<T, Op, Unroll, 1, true>(p, valid, bad, raw, off, src, merged);
 #pragma unroll
     for (int k = 0; k < Unroll; ++k) {
       if (bad[k])
@@ -97,23 +129,41 @@ __device__ __forceinline__ void scatter_private(const P& p) {
       if (!valid[k] || bad[k] || merged[k]) continue;
       const T v = HasAlpha ? scale(src[k].v[0], p) : src[k].v[0];
       const Stride slot = off[k][0] + (Stride)(int64_t)raw[k] * p.axis_stride - p.self_lo;
-      atomicAdd(copy + slot, to_private<T, A>(v));
+      const A term = to_private<T, A>(v);
+      if constexpr (Op == kScatterAdd)
+        atomicAdd(copy + slot, term);
+      else
+        cas_update(copy + slot, [term](A cur) { return A(cur * term); });
     }
   }
   __syncthreads();
 
-  // The copy to self: FlushVec slots at a time where self is contiguous, each
-  // pack whose slots are all untouched left out.
-  for (Stride first = Stride(threadIdx.x) * FlushVec; first < span; first += Stride(blockDim.x) * FlushVec) {
-    Pack<T, FlushVec> pack;
-    bool any = false;
-#pragma unroll
-    for (int e = 0; e < FlushVec; ++e) {
-      const A a = first + e < span ? copy[first + e] : private_identity<A>();
-      any |= !untouched(a);
-      pack.v[e] = from_private<T, A>(a);
+  if constexpr (Op == kScatterMul) {
+    for (Stride i = threadIdx.x; i < span; i += blockDim.x) {
+      const A a = copy[i];
+      if (untouched_product(a)) continue;
+      T* elem = static_cast<T*>(p.self) + p.self_lo + i;
+      // 16-bit floats: the block's product multiplies in float, rounded once with the element's; rounded to
+      // the element's type first, a partial past its range would be inf or 0 where the whole is not.
+      if constexpr (IsNarrowFloat<T>::value)
+        cas_update(elem, [a](T cur) { return T(to_float(cur) * a); });
+      else
+        atomic_mul(elem, from_private<T, A>(a));
     }
-    if (any) add_pack<T, FlushVec>(p, p.self_lo + first, pack);
+  } else {
+    // The copy to self: FlushVec slots at a time where self is contiguous, each
+    // pack whose slots are all untouched left out.
+    for (Stride first = Stride(threadIdx.x) * FlushVec; first < span; first += Stride(blockDim.x) * FlushVec) {
+      Pack<T, FlushVec> pack;
+      bool any = false;
+#pragma unroll
+      for (int e = 0; e < FlushVec; ++e) {
+        const A a = first + e < span ? copy[first + e] : private_identity<A>();
+        any |= !untouched(a);
+        pack.v[e] = from_private<T, A>(a);
+      }
+      if (any) add_pack<T, FlushVec>(p, p.self_lo + first, pack);
+    }
   }
 }
 

@@ -66,8 +66,11 @@ def main(cases_file, out, specs, rounds):
                             os.environ.pop(var, None)
                         os.environ.update(env)
                         set_core_knobs(env)
-                        if r == 0 and not check(torch, case, built, once(ours), expected)[0]:
-                            wrong.append(name)
+                        if r == 0:
+                            ok, detail = check(torch, case, built, once(ours), expected)
+                            if not ok:
+                                wrong.append(name)
+                                row.setdefault("detail", {})[name] = detail
                         row.setdefault(name, []).append(timer.median_us(ours, reps=50))
                 if wrong:
                     row["wrong"] = wrong
@@ -76,7 +79,7 @@ def main(cases_file, out, specs, rounds):
                 print(f"{key}: {type(exc).__name__}: {str(exc)[:120]}", flush=True)
                 continue
             times[key] = row
-            cells = " ".join(f"{n} {min(v):8.1f}" for n, v in row.items() if n not in ("torch", "wrong"))
+            cells = " ".join(f"{n} {min(v):8.1f}" for n, v in row.items() if n not in ("torch", "wrong", "detail"))
             print(f"{key[:80]:80s} torch {row['torch']:8.1f} {cells} {'WRONG ' + str(wrong) if wrong else ''}",
                   flush=True)
             with open(out, "w") as f:  # after every case: a run cut off by its time limit keeps what it timed

@@ -319,6 +319,9 @@ void bind_scatter_ops(py::module_& m) {
   m.def("_set_fitted_lanes", &set_fitted_lanes_mode,
         "Development knob: the 2-D walk's block fitted to its columns -1 where powers of two leave over a "
         "quarter idle, 0 never.");
+  m.def("_set_private_products_mode", &set_private_products_mode,
+        "Development knob: products into private copies of a small self, -1 where they pay, 0 never, 1 "
+        "wherever they fit; returns the previous mode.");
   m.def("_set_private_add_mode", &set_private_add_mode,
         "Development knob: adds into private copies of a small self -1 where they pay, 0 never, 1 wherever "
         "they fit.");

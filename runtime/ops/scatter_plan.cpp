@@ -220,13 +220,13 @@ void fill_for_dims(const ScatterProblem& p, int dims, IndexErrorSlot* slot, Laun
   with_param_dims(dims, [&](auto d) { fill_params<Bits, decltype(d)::value>(p, slot, plan); });
 }
 
-// Adds into private copies of a small self (runtime/ops/scatter_private_plan.h):
+// Adds and products into private copies of a small self (runtime/ops/scatter_private_plan.h):
 // one launch, a unit an element, 4 a thread at a time.
 void plan_private_add(const ScatterProblem& p, const PrivateAddLayout& copies, IndexErrorSlot* slot,
                       LaunchPlan& plan) {
   const int dims = p.space.ndim <= kSpecializedDims ? p.space.ndim : 0;
   const int bits = fits_32bit(p) ? 32 : 64;
-  plan.spec = scatter_spec(p.element, p.index_bytes, dims, bits, kScatterPrivateAdd, copies.flush_vec, 4, 256);
+  plan.spec = scatter_spec(p.element, p.index_bytes, dims, bits, copies.op, copies.flush_vec, 4, 256);
   plan.spec.fields[ScatterSpecFields::kAlpha] = p.has_alpha;
   plan.regime = "private copies of self";
   plan.tunable = false;

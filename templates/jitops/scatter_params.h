@@ -40,6 +40,7 @@ enum ScatterOp : int32_t {
                              // prepare pass that only counted)
   kScatterAddCounted = 19,   // kScatterAdd that also counts each unit (mean, include_self=True): a spec's
                              // op only; the problem's op stays kScatterAdd, its counts set
+  kScatterPrivateMul = 20,   // products into private copies of a small self in shared memory, then into self
 };
 
 template <int Bits, int Dims>
