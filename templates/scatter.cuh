@@ -246,6 +246,8 @@ __device__ __forceinline__ A combine(A a, A b) {
   }
   if constexpr (Op == kScatterMul) {
     if constexpr (same_type<A, int>::value) return int(unsigned(a) * unsigned(b));  // wraps, no overflow
+    else if constexpr (same_type<A, long long>::value)
+      return (long long)((unsigned long long)a * (unsigned long long)b);
     else return a * b;
   }
   if constexpr (Op == kScatterMax) return max_op(a, b);

@@ -133,7 +133,7 @@ __device__ __forceinline__ void scatter_private(const P& p) {
       if constexpr (Op == kScatterAdd)
         atomicAdd(copy + slot, term);
       else
-        cas_update(copy + slot, [term](A cur) { return A(cur * term); });
+        cas_update(copy + slot, [term](A cur) { return combine<kScatterMul>(cur, term); });  // integers wrap
     }
   }
   __syncthreads();

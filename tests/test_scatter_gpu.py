@@ -897,6 +897,14 @@ def test_a_warps_rows_into_a_few_hot_rows_combine_across_rows(dtype):
     reduces = [("add", True), ("sum", False), ("mean", True), ("prod", True), ("prod", False), ("amax", False),
                ("amin", True)]
     reads_first = dtype not in ("int32", "int64")
+    previous = jitops._core._set_private_products_mode(0)  # the walk's products (private copies: NOTES 110)
+    try:
+        rows_across_a_warp(rng, dtype, n, dests, reduces, reads_first)
+    finally:
+        jitops._core._set_private_products_mode(previous)
+
+
+def rows_across_a_warp(rng, dtype, n, dests, reduces, reads_first):
     for kind in ("hot", "random", "sorted"):
         idx = {"hot": lambda: rng.integers(0, dests, 8)[rng.integers(0, 8, n)],
                "random": lambda: rng.integers(0, dests, n),

@@ -6,7 +6,7 @@ Usage:
 A variant is NAME=VAR=VALUE[,VAR=VALUE...] (empty after the first '=': no variable; a VAR named _set_* calls
 that jitops._core knob with VALUE; variants that do not name it keep the value last set). Writes
 {"SEED NAME": {"torch": us, "VARIANT": [us a round, ...], "wrong": [VARIANT, ...] where its result differs
-from PyTorch's}} after every case."""
+from PyTorch's, "detail": {VARIANT: the check's words}}} after every case."""
 import json
 import os
 import sys
