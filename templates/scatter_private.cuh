@@ -31,12 +31,8 @@ template <> struct PrivateSum<short> { typedef int type; };
 template <> struct PrivateSum<int> { typedef int type; };
 template <> struct PrivateSum<long long> { typedef unsigned long long type; };
 
-template <typename T> struct PrivateProduct { typedef float type; };
-template <> struct PrivateProduct<double> { typedef double type; };
-template <> struct PrivateProduct<signed char> { typedef int type; };
-template <> struct PrivateProduct<unsigned char> { typedef int type; };
-template <> struct PrivateProduct<short> { typedef int type; };
-template <> struct PrivateProduct<int> { typedef int type; };
+// Products take the sums' slots, but int64's stays signed (combine<kScatterMul> wraps it as unsigned).
+template <typename T> struct PrivateProduct : PrivateSum<T> {};
 template <> struct PrivateProduct<long long> { typedef long long type; };
 
 template <typename T, int Op> struct PrivateSlot { typedef typename PrivateSum<T>::type type; };
