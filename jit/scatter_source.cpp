@@ -9,7 +9,8 @@ namespace jitops {
 namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"element", "index", "dims", "offset", "op", "vec",
-                                                      "alpha", "unroll", "threads", "lane_runs", "owned", nullptr};
+                                                      "alpha", "unroll", "threads", "lane_runs", "owned", "peel",
+                                                      nullptr};
 
 // The unsigned integer of an element's width: what a kernel that only moves bits is instantiated with.
 const char* bits_type(int element) {
@@ -76,13 +77,17 @@ std::string scatter_body(const KernelSpec& s) {
     if (f[F::kOwned]) {
       header = "scatter_owned.cuh";
       call = "jitops::scatter_owned<" + linear_args + ", " + common + ">(p);";
-    } else if (dims == 2)
-      call = "jitops::scatter_2d<" + element + ", " + index_type + ", " + common + ", " +
-             std::to_string(f[F::kRunsInLanes]) + (counted ? ", true" : "") + ">(p);";
-    else
-      call = "jitops::scatter_linear<" + element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
-             (generic ? "true" : "false") + ", " + common + ", " + (f[F::kRunsInLanes] ? "true" : "false") +
-             (counted ? ", true" : "") + ">(p);";
+    } else {
+      // the trailing flags, where set: counts kept in the pass, ragged packs (never both)
+      const std::string flags = counted ? ", true" : f[F::kPeel] ? ", false, true" : "";
+      if (dims == 2)
+        call = "jitops::scatter_2d<" + element + ", " + index_type + ", " + common + ", " +
+               std::to_string(f[F::kRunsInLanes]) + flags + ">(p);";
+      else
+        call = "jitops::scatter_linear<" + element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
+               (generic ? "true" : "false") + ", " + common + ", " + (f[F::kRunsInLanes] ? "true" : "false") + flags +
+               ">(p);";
+    }
   }
   return std::string("#include \"") + header + "\"\n\n"
          "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"

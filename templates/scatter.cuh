@@ -54,6 +54,73 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, Vec>& v) {
   *reinterpret_cast<Raw*>(p) = raw;
 }
 
+// Ragged packs (Peeled): where self's rows along the innermost dim are dense but
+// of odd lengths or starts (rows of 215945 int32, a slice of 1292157 float32 at
+// any offset), no pack size divides every row, and each element went alone:
+// one 4-byte store or atomic at a time, and single bytes one at a time (a
+// uint8 copy of 21M elements from one broadcast value, 49.6 us against a
+// 7-us floor). Instead a unit is the pack aligned in memory that holds row
+// place u * Vec: shifted down to the aligned address, it moves whole where it
+// lies inside the row, element by element at the row's two ends. The
+// planner gives each unit its place u through the counts operand's offset
+// (stride 1 along the row; no counts are kept in these passes).
+template <int Unroll>
+struct PackSpans {
+  unsigned char lo[Unroll], hi[Unroll];  // the unit's elements in its row: [lo, hi) of its pack
+};
+
+// Shifts each unit's self and src offsets to its aligned pack and sets the
+// pack's span in the row; a unit wholly past its row's end is left out. Where
+// rows lie at different phases the pack follows from the destination, and a
+// unit with a bad index keeps an empty span (it is reported, nothing moves);
+// at one phase (peel_fixed_phase) it follows from the unit's own place, so
+// that src's loads go out beside the index's, as the element walk's do.
+template <typename T, int Vec, int Unroll, typename P, typename IndexT>
+__device__ __forceinline__ void peel_units(const P& p, bool (&valid)[Unroll], const IndexT (&raw)[Unroll],
+                                           typename P::Stride (&off)[Unroll][4], PackSpans<Unroll>& spans) {
+  typedef typename P::Stride Stride;
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k) {
+    spans.lo[k] = spans.hi[k] = 0;
+    if (!valid[k]) continue;
+    Stride dst = off[k][0];
+    if (!p.peel_fixed_phase) {
+      if ((uint64_t)(int64_t)raw[k] >= (uint64_t)p.axis_size) continue;
+      dst += (Stride)(int64_t)raw[k] * p.axis_stride;
+    }
+    const int shift = int((reinterpret_cast<unsigned long long>(static_cast<T*>(p.self) + dst) / sizeof(T)) % Vec);
+    const int64_t first = (int64_t)off[k][3] * Vec - shift;  // the pack's first element's place in the row
+    const int64_t begin = first < 0 ? -first : 0;
+    const int64_t end = first + Vec > p.peel_len ? p.peel_len - first : Vec;
+    if (end <= begin) {
+      valid[k] = false;
+      continue;
+    }
+    spans.lo[k] = (unsigned char)begin;
+    spans.hi[k] = (unsigned char)end;
+    off[k][0] -= shift;
+    off[k][1] -= (Stride)shift * p.peel_src_step;
+  }
+}
+
+// A ragged pack's source: one value for all where src is broadcast along the
+// row (step 0), one load where the pack is whole and src aligned like self,
+// else its elements one at a time (src's rows need not lie as self's do).
+template <typename T, int Vec>
+__device__ __forceinline__ Pack<T, Vec> load_ragged(const T* s, int step, int lo, int hi) {
+  Pack<T, Vec> out;
+  if (step == 0) {
+    const T v = load_readonly(s);
+#pragma unroll
+    for (int j = 0; j < Vec; ++j) out.v[j] = v;
+    return out;
+  }
+  if (lo == 0 && hi == Vec && reinterpret_cast<unsigned long long>(s) % (sizeof(T) * Vec) == 0) return load_pack<T, Vec>(s);
+#pragma unroll
+  for (int j = 0; j < Vec; ++j) out.v[j] = j >= lo && j < hi ? load_readonly(s + j) : T();
+  return out;
+}
+
 // index_add_'s alpha, applied as PyTorch does: alpha converted to the element
 // type, the product computed in float for 16-bit floats.
 template <typename T, typename P> __device__ __forceinline__ T scale(T v, const P& p) { return T(v * (T)p.alpha_int); }
@@ -432,9 +499,10 @@ __device__ __forceinline__ bool lanes_repeat(const P& p, const bool (&valid)[Unr
 // products along dim 1: 25 -> 42 us without).
 template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, bool LanesShareRows,
           bool RunsInLanes, bool AddsCombineRuns, bool RowsMayMeet, bool HotRepeats, bool RowsAlwaysMeet = false,
-          typename P, typename PositionOf>
+          bool Peeled = false, typename P, typename PositionOf>
 __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Unroll], const IndexT (&raw)[Unroll],
-                                              const typename P::Stride (&off)[Unroll][4], PositionOf position_of) {
+                                              const typename P::Stride (&off)[Unroll][4], PositionOf position_of,
+                                              const PackSpans<Unroll>& spans) {
   typedef typename P::Stride Stride;
   bool bad[Unroll];
   Pack<T, Vec> src[Unroll];
@@ -446,7 +514,13 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
     // test, the load waited for the index's (two DRAM round trips in a row,
     // most of a small index_add's time above the launch).
     if constexpr (Op != kScatterFill && Op != kScatterPrepare) {
-      if (valid[k]) src[k] = load_pack<T, Vec>(static_cast<const T*>(p.src) + off[k][1]);
+      if constexpr (Peeled) {
+        if (valid[k] && spans.hi[k] > spans.lo[k])
+          src[k] = load_ragged<T, Vec>(static_cast<const T*>(p.src) + off[k][1], p.peel_src_step, spans.lo[k],
+                                       spans.hi[k]);
+      } else if (valid[k]) {
+        src[k] = load_pack<T, Vec>(static_cast<const T*>(p.src) + off[k][1]);
+      }
     }
   }
   // Heavy duplicates: units of this thread that land on the same element are
@@ -464,8 +538,11 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
     for (int k = 1; k < Unroll; ++k) {
 #pragma unroll
       for (int j = 0; j < k; ++j) {
+        // ragged packs at one address hold the same elements only with the same span (a row's last pack
+        // and the next row's first may share an aligned address)
         if (!merged[k] && valid[k] && !bad[k] && valid[j] && !bad[j] && !merged[j] &&
-            off[k][0] + (Stride)(int64_t)raw[k] * p.axis_stride == off[j][0] + (Stride)(int64_t)raw[j] * p.axis_stride) {
+            off[k][0] + (Stride)(int64_t)raw[k] * p.axis_stride == off[j][0] + (Stride)(int64_t)raw[j] * p.axis_stride &&
+            (!Peeled || (spans.lo[k] == spans.lo[j] && spans.hi[k] == spans.hi[j]))) {
           if constexpr (Op == kScatterAdd) {
 #pragma unroll
             for (int e = 0; e < Vec; ++e) src[j].v[e] = add_op(src[j].v[e], src[k].v[e]);
@@ -491,7 +568,8 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
   // never meet): the same sign lets lanes of different rows at one column
   // combine, for every op and pack (float32 rows of 8 into 8 hot rows, a
   // warp 16 rows and red.v4 adds, seed 262: 489 -> 250 us, NOTES 86).
-  constexpr bool kCombinesHotPeers =
+  // (Not ragged packs: peers would match on an aligned address that two spans may share.)
+  constexpr bool kCombinesHotPeers = !Peeled &&
       ((LanesShareRows && CombinesNativeRuns<T, Op>::value) || RowsMayMeet) && kMergesUnits && Unroll > 1;
   bool merged_in_thread = false;
   if constexpr (kCombinesHotPeers) {
@@ -562,7 +640,17 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
     for (int k = 0; k < Unroll; ++k) {
       if (valid[k] && !bad[k] && !merged[k]) {
         Stride i = (Stride)(int64_t)raw[k];
-        apply<T, Op, Vec, HasAlpha>(p, off[k][0] + i * p.axis_stride, src[k], off[k][3] + i * p.counts_axis_stride);
+        if (Peeled && (spans.lo[k] != 0 || spans.hi[k] != Vec)) {  // a row's end: the span's elements alone
+#pragma unroll
+          for (int j = 0; j < Vec; ++j) {  // unrolled: a pack indexed at run time would go to local memory
+            if (j < spans.lo[k] || j >= spans.hi[k]) continue;
+            Pack<T, 1> one;
+            one.v[0] = src[k].v[j];
+            apply<T, Op, 1, HasAlpha>(p, off[k][0] + i * p.axis_stride + j, one, 0);
+          }
+        } else {
+          apply<T, Op, Vec, HasAlpha>(p, off[k][0] + i * p.axis_stride, src[k], off[k][3] + i * p.counts_axis_stride);
+        }
       }
     }
   }
@@ -593,7 +681,7 @@ __device__ __forceinline__ void count_units(const P& p, const bool (&valid)[Unro
 // adds) then go: bfloat16 of a random index in [0, 4) along dim 1 of
 // (1024x4x2048) matched every warp for nothing.
 template <typename T, typename IndexT, int Dims, bool Generic, int Op, int Vec, bool HasAlpha, int Unroll,
-          bool LanesMayShare, bool Counts = false, typename P>
+          bool LanesMayShare, bool Counts = false, bool Peeled = false, typename P>
 __device__ __forceinline__ void scatter_linear(const P& p) {
   typedef typename P::Linear Linear;
   typedef typename P::Stride Stride;
@@ -612,10 +700,12 @@ __device__ __forceinline__ void scatter_linear(const P& p) {
         raw[k] = load_scatter_index(p, static_cast<const IndexT*>(p.index) + off[k][2]);
       }
     }
-    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, LanesMayShare, LanesMayShare, false, false, false>(
-        p, valid, raw, off, [&](int k) {
+    PackSpans<Unroll> spans;
+    if constexpr (Peeled) peel_units<T, Vec>(p, valid, raw, off, spans);
+    scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, LanesMayShare, LanesMayShare, false, false, false, false,
+                  Peeled>(p, valid, raw, off, [&](int k) {
       return index_position(p, base + (Linear)k * blockDim.x);
-    });
+    }, spans);
     if constexpr (Counts) count_units<Unroll>(p, valid, raw, off);
   }
 }
@@ -629,7 +719,7 @@ __device__ __forceinline__ void scatter_linear(const P& p) {
 // destination out of order combine (HotRepeats); 5, as 3, with the peers
 // matched in every warp, not only where threads' units met (RowsAlwaysMeet).
 template <typename T, typename IndexT, int Op, int Vec, bool HasAlpha, int Unroll, int LaneRuns, bool Counts = false,
-          typename P>
+          bool Peeled = false, typename P>
 __device__ __forceinline__ void scatter_2d(const P& p) {
   typedef typename P::Linear Linear;
   typedef typename P::Stride Stride;
@@ -660,12 +750,14 @@ __device__ __forceinline__ void scatter_2d(const P& p) {
       off[k][3] = col_off[3] + row * p.counts_strides[0];
       raw[k] = valid[k] ? load_scatter_index(p, static_cast<const IndexT*>(p.index) + off[k][2]) : IndexT(0);
     }
+    PackSpans<Unroll> spans;
+    if constexpr (Peeled) peel_units<T, Vec>(p, valid, raw, off, spans);
     scatter_units<T, IndexT, Op, Vec, HasAlpha, Unroll, false, (LaneRuns == 1 || LaneRuns == 2 || LaneRuns == 4),
                   (LaneRuns == 2 || LaneRuns == 4), (LaneRuns == 3 || LaneRuns == 5), (LaneRuns == 4),
-                  (LaneRuns == 5)>(
+                  (LaneRuns == 5), Peeled>(
         p, valid, raw, off, [&](int k) {
       return (int64_t)(base + (Linear)k * block_rows) * p.index_positions[0] + (int64_t)col * p.index_positions[1];
-    });
+    }, spans);
     if constexpr (Counts) count_units<Unroll>(p, valid, raw, off);
   }
 }

@@ -218,7 +218,8 @@ def params_of(report):
                     [(n, ctypes.c_int32 * dims) for n in ("self_strides", "src_strides", "index_strides",
                                                           "counts_strides")] +
                     [("index_positions", ctypes.c_int64 * dims), ("rows_first", ctypes.c_int32),
-                     ("block_rows", ctypes.c_int32)])
+                     ("block_rows", ctypes.c_int32), ("peel_len", ctypes.c_int64), ("peel_src_step", ctypes.c_int32),
+                     ("peel_fixed_phase", ctypes.c_int32)])
 
     raw = report["params"]
     assert len(raw) == report["param_bytes"] == ctypes.sizeof(Params)

@@ -23,6 +23,7 @@
 #include "runtime/ops/scatter_index_inner.h"
 #include "runtime/ops/scatter_mean.h"
 #include "runtime/ops/scatter_private_plan.h"
+#include "runtime/ops/scatter_ragged.h"
 
 namespace py = pybind11;
 
@@ -296,6 +297,10 @@ void bind_scatter_ops(py::module_& m) {
   m.def("_set_rows_always_meet", &set_rows_always_meet,
         "Development knob: products of the 2-D walk whose warps span rows match a warp's peers at every unit "
         "(1, the rule) or only where two threads' units met (0); returns the previous mode.");
+  m.def("_set_ragged_packs", &set_ragged_packs_mode,
+        "Development knob: ragged packs (units aligned in memory, a row's ends partly filled) for stores and "
+        "vector adds along rows that no pack size divides, -1 where the rule takes them, 0 never, 1 wherever the "
+        "layout allows them; returns the previous mode.");
   m.def("_set_prepare_order", &set_prepare_order,
         "Development knob: the identity stores and counts before a reduction, where the indexed dim is self's "
         "innermost, ordered by self then src as the reduction is (0), by self then the index, src ignored (1), "

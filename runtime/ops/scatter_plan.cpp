@@ -15,6 +15,7 @@
 #include "runtime/ops/scatter_index_inner.h"
 #include "runtime/ops/scatter_mean.h"
 #include "runtime/ops/scatter_private_plan.h"
+#include "runtime/ops/scatter_ragged.h"
 
 namespace jitops {
 namespace {
@@ -202,6 +203,9 @@ void fill_params(const ScatterProblem& p, IndexErrorSlot* slot, LaunchPlan& plan
   params.keys = p.keys;
   params.rows_first = p.rows_first ? 1 : 0;
   params.block_rows = p.block_rows;
+  params.peel_len = p.peel_len;
+  params.peel_src_step = p.peel_src_step;
+  params.peel_fixed_phase = p.peel_fixed_phase ? 1 : 0;
   std::memcpy(params.value, p.value, sizeof(params.value));
   for (int d = 0; d < Dims; ++d) {
     const bool used = d < s.ndim;
@@ -764,6 +768,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   }
   int vec = 1;
   choose_vector(p, tuning.vector_bytes, owned, vec);
+  if (vec == 1 && !owned && !linear_pass) vec = ragged_packs(p, tuning.vector_bytes);
   if (p.space.ndim > kMaxDims)
     throw value_error("the iteration space has " + std::to_string(p.space.ndim) + " dimensions that do not collapse; "
                       "jitops supports at most " + std::to_string(kMaxDims));
@@ -925,6 +930,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   plan.spec.fields[F::kRunsInLanes] =
       owned ? 0 : shape.dims == 2 ? lane_runs_2d(p, shape, device) : lanes_may_share(s);
   plan.spec.fields[F::kOwned] = owned;
+  plan.spec.fields[F::kPeel] = p.peel_len > 0;
   plan.regime = owned ? "owned" : shape.dims == 2 && !linear_pass ? (small_index ? "small-index" : "large-index") : nullptr;
   if (bits == 32)
     fill_for_dims<32>(p, shape.dims, error_slot, plan);

@@ -44,6 +44,9 @@ struct ScatterProblem {
   int op_code = 0;
   bool rows_first = false;  // set by planning (ScatterParams::rows_first)
   int block_rows = 0;       // set by planning (ScatterParams::block_rows; 0: the block's own)
+  int64_t peel_len = 0;     // set by planning: ragged packs (ScatterParams::peel_len)
+  int peel_src_step = 1;    // ... and src's step along their row (ScatterParams::peel_src_step)
+  bool peel_fixed_phase = false;  // ... and whether every row lies at one phase (ScatterParams::peel_fixed_phase)
 };
 
 // Index counts up to this use the small-index regime (one block row walks all

@@ -87,6 +87,17 @@ struct ScatterParams {
   // neighbouring column ranges, so that its warps keep their shape (the
   // planner's lanes a row) and none is left without a row.
   int32_t block_rows;
+  // Ragged packs (a Peeled kernel, scatter.cuh): the elements of a row along
+  // the innermost dim, whose units are packs aligned in memory rather than in
+  // the row; 0 otherwise. src's step along that dim: 1, or 0 where src is
+  // broadcast along it (one value a row).
+  int64_t peel_len;
+  int32_t peel_src_step;
+  // 1 where every destination row lies at one offset into a pack (the axis's
+  // stride a whole number of packs, or one position along it): a unit's pack
+  // then follows from its own place, and its src loads need not wait for the
+  // index.
+  int32_t peel_fixed_phase;
 };
 
 }  // namespace jitops
