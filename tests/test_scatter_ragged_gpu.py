@@ -16,6 +16,7 @@ import jitops
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 from test_scatter_gpu import DTYPES, EPS, accumulate_reference, check_float, host, random_values, seed  # noqa: E402
+from test_scatter_spec import walk  # noqa: E402
 
 DEVICE = "cuda"
 ADD_DTYPES = ["float32", "float16", "bfloat16"]
@@ -33,10 +34,11 @@ def tensor(rng, shape, dtype):
     return torch.from_numpy(np.asarray(random_values(rng, shape, dtype))).to(DEVICE).to(getattr(torch, dtype))
 
 
-def self_view(rng, rows, length, dtype, offset):
-    """(rows, length) of a wider random base, `offset` columns in: the columns beside it must keep their
-    values."""
-    base = tensor(rng, (rows, length + 9), dtype)
+def self_view(rng, rows, length, dtype, offset, pad=9):
+    """(rows, length) of a wider random base (`pad` columns more), `offset` columns in: the columns beside it
+    must keep their values. A pitch of a whole number of packs puts every row at one offset into a pack
+    (peel_fixed_phase), another pitch each row at its own."""
+    base = tensor(rng, (rows, length + pad), dtype)
     return base, base[:, offset:offset + length]
 
 
@@ -58,7 +60,7 @@ def expect_ragged(op, *args, **kwargs):
 def test_copies_and_fills_along_odd_rows(dtype, length, offset):
     rng = np.random.default_rng(seed("ragged copy", dtype, length, offset))
     rows, n = 41, 17
-    base, self_t = self_view(rng, rows, length, dtype, offset)
+    base, self_t = self_view(rng, rows, length, dtype, offset, pad=9 + offset % 2)
     idx = torch.from_numpy(rng.permutation(rows)[:n].astype(np.int64)).to(DEVICE)
     for name, src_t in sources(rng, n, length, dtype):
         expect_ragged("index_copy_", self_t, 0, idx, src_t)
@@ -68,6 +70,7 @@ def test_copies_and_fills_along_odd_rows(dtype, length, offset):
         np.testing.assert_array_equal(host(base), ref, err_msg=name)
     value = 2.75 if dtype in EPS else -3
     fill_idx = torch.from_numpy(rng.integers(0, rows, 9)).to(DEVICE)
+    expect_ragged("index_fill_", self_t, 0, fill_idx, value)
     ref = host(base).copy()
     ref[:, offset:offset + length][host(fill_idx)] = host(torch.tensor(value).to(getattr(torch, dtype)))
     jitops.index_fill_(self_t, 0, fill_idx, value)
@@ -86,7 +89,7 @@ def test_adds_along_odd_rows(dtype, length, offset, kind):
                  "repeated": rng.choice(rng.integers(0, rows, 3), n)}[kind]
     idx = torch.from_numpy(positions.astype(np.int32)).to(DEVICE)
     for name, src_t in sources(rng, n, length, dtype):
-        base, self_t = self_view(rng, rows, length, dtype, offset)
+        base, self_t = self_view(rng, rows, length, dtype, offset, pad=9 + offset % 2)
         expect_ragged("index_add_", self_t, 0, idx, src_t, alpha=0.5)
         before, terms = host(base), 0.5 * host(src_t)
         ref, bound = accumulate_reference(before[:, offset:offset + length], positions, terms, dtype)
@@ -99,19 +102,21 @@ def test_adds_along_odd_rows(dtype, length, offset, kind):
 
 @pytest.mark.parametrize("dtype", ADD_DTYPES)
 def test_a_rows_last_pack_and_the_next_rows_first_share_an_address(dtype):
-    """Rows of 63 float32 (127 16-bit floats) back to back: 17 packs a row, and a row's last pack and the next
-    row's first lie in one aligned 16 bytes wherever the seam falls inside it. The linear walk (3 dims, 4
-    units a thread 256 apart) puts unit (r, 16) and unit (r + 16, 0) of each slice in one thread, and the
-    index sends them to rows 2r and 2r + 1: one address, no element in common, and they must not merge."""
+    """Rows of 17 float32 (33 16-bit floats) back to back, 5 packs a row: a row's last pack and the next
+    row's first lie in one aligned 16 bytes wherever the seam falls inside it. The linear walk over
+    (2000, 104, 5) units, 4 a thread 256 apart, puts unit (s, r, 4) and unit (s, r + 52, 0) in one thread
+    (52 * 5 - 4 = 256), and the index sends row r < 52 to 2r and row r + 52 to 2r + 1: row 2r's last pack
+    meets row 2r + 1's first at one address, with no element in common, and they must not merge."""
     rng = np.random.default_rng(seed("ragged seam", dtype))
-    length = 63 if dtype == "float32" else 127
-    slices, n = 600, 32
+    length = 17 if dtype == "float32" else 33
+    slices, n = 2000, 104
     self_t = tensor(rng, (slices, n, length), dtype)
-    positions = np.array([2 * r for r in range(16)] + [2 * r + 1 for r in range(16)])
+    positions = np.array([2 * r for r in range(n // 2)] + [2 * r + 1 for r in range(n // 2)])
     idx = torch.from_numpy(positions).to(DEVICE)
     src_t = tensor(rng, (slices, n, length), dtype)
-    spec = jitops.explain("index_add_", self_t, 1, idx, src_t)[-1]["spec"]
-    assert spec["peel"] == 1 and spec["dims"] == 3 and spec["unroll"] > 1, spec
+    report = jitops.explain("index_add_", self_t, 1, idx, src_t)[-1]
+    assert report["spec"]["peel"] == 1 and report["spec"]["unroll"] > 1 and report["block"] == (256, 1, 1)
+    assert walk(report)[0] == [slices, n, 5], walk(report)
     before, terms = host(self_t), host(src_t)
     ref = before.copy()
     ref[:, positions] += terms
@@ -140,10 +145,13 @@ def test_the_rule_and_the_element_walk_agree(dtype):
     np.testing.assert_array_equal(copies[0], copies[1])
 
 
-def test_a_bad_index_is_reported_and_nothing_past_a_row_moves():
-    """The check in sync mode (raised by the call itself); the good rows are written, and nothing beside."""
-    rng = np.random.default_rng(seed("ragged bad"))
-    base, self_t = self_view(rng, 9, 1003, "float32", 3)
+@pytest.mark.parametrize("pad", [9, 10], ids=["one_phase", "a_phase_a_row"])
+def test_a_bad_index_is_reported_and_nothing_past_a_row_moves(pad):
+    """The check in sync mode (raised by the call itself); the good rows are written, and nothing beside.
+    Rows at one offset into a pack load a bad unit's src and skip it; rows at their own offsets give it an
+    empty span."""
+    rng = np.random.default_rng(seed("ragged bad", pad))
+    base, self_t = self_view(rng, 9, 1003, "float32", 3, pad=pad)
     src_t = tensor(rng, (4, 1003), "float32")
     idx = torch.tensor([2, 9, 0, 5], device=DEVICE)
     expect_ragged("index_copy_", self_t, 0, idx, src_t)

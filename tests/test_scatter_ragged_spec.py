@@ -6,6 +6,7 @@ import pytest
 
 import jitops
 from jitops import VirtualArray as V
+from test_scatter_spec import params_of, walk
 
 WIDTH = {"int8": 1, "uint8": 1, "int16": 2, "float16": 2, "bfloat16": 2, "int32": 4, "float32": 4, "int64": 8,
          "float64": 8}
@@ -18,8 +19,12 @@ def wherever_they_apply():
     jitops._core._set_ragged_packs(previous)
 
 
+def plans_of(op, *args, **kwargs):
+    return jitops.explain(op, *args, arch="sm_90", **kwargs)
+
+
 def spec(op, *args, **kwargs):
-    return jitops.explain(op, *args, arch="sm_90", **kwargs)[-1]["spec"]
+    return plans_of(op, *args, **kwargs)[-1]["spec"]
 
 
 def rows(dtype, count, length, offset=0, pitch=None):
@@ -42,6 +47,15 @@ def test_the_units_cover_a_row_at_any_offset_and_a_broadcast_src_packs_too(where
     r = jitops.explain("index_copy_", rows("float32", 41, 1003, 1), 0, V([17], "int64"), rows("float32", 17, 1003),
                        arch="sm_90")[-1]
     assert r["spec"]["peel"] == 1 and r["spec"]["dims"] == 2
+    p = params_of(r)
+    assert walk(r) == ([17, 252], [0, 4])
+    assert [p.counts_strides[d] for d in range(2)] == [0, 1]  # the unit's place along the row
+    assert (p.peel_len, p.peel_src_step, p.peel_fixed_phase) == (1003, 1, 0)  # rows 1003 apart: a phase each
+    # rows a whole number of packs apart, and a broadcast src: one phase, src's step 0
+    r = jitops.explain("index_copy_", rows("float32", 41, 1003, 1, pitch=1012), 0, V([17], "int64"),
+                       V([17, 1003], "float32", strides=[1, 0]), arch="sm_90")[-1]
+    p = params_of(r)
+    assert (p.peel_len, p.peel_src_step, p.peel_fixed_phase) == (1003, 0, 1)
     # a broadcast src along rows that packs would divide evenly: packs where there were none
     even = spec("index_copy_", rows("int32", 8, 4096), 0, V([2], "int64"), V([2, 4096], "int32", strides=[1, 0]))
     assert even["peel"] == 1 and even["vec"] == 4
@@ -77,8 +91,23 @@ def test_what_keeps_an_element_a_unit(wherever_they_apply):
         s = spec("scatter_reduce_", rows("float32", 41, 1003), 0, V([17, 1003], "int64", strides=[1, 0]),
                  rows("float32", 17, 1003), reduce)
         assert s["peel"] == 0, (reduce, s)
+    # passes that keep counts (the mean's adds with include_self) and the deterministic sums' passes
+    mean = plans_of("scatter_reduce_", rows("float32", 41, 1003), 0, V([17, 1003], "int64", strides=[1, 0]),
+                    rows("float32", 17, 1003), "mean", include_self=True)
+    assert mean[0]["spec"]["op"] == 19 and all(r["spec"]["peel"] == 0 for r in mean)
+    det = plans_of("index_add_", rows("float32", 41, 1003), 0, idx, rows("float32", 17, 1003), deterministic=True)
+    assert all(r["spec"].get("peel", 0) == 0 for r in det)
     # rows that packs divide keep the plain packs
     assert spec("index_copy_", rows("float32", 41, 1024), 0, idx, rows("float32", 17, 1024))["peel"] == 0
+
+
+def test_a_seam_between_rows_falls_in_one_thread(wherever_they_apply):
+    """The premise of the GPU seam test: rows of 17 float32 back to back, 5 packs a row, walked linearly over
+    (2000, 104, 5) units, 4 a thread 256 apart."""
+    r = jitops.explain("index_add_", V([2000, 104, 17], "float32"), 1, V([104], "int64"),
+                       V([2000, 104, 17], "float32"), arch="sm_90")[-1]
+    assert r["spec"]["peel"] == 1 and r["spec"]["unroll"] == 4 and r["block"] == (256, 1, 1)
+    assert walk(r) == ([2000, 104, 5], [1768, 0, 4])
 
 
 def test_the_knob_turns_them_off():

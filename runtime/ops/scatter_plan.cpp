@@ -167,8 +167,10 @@ int64_t self_run_elements(const IterationSpace& s) {
 bool fits_32bit(const ScatterProblem& p) {
   const IterationSpace& s = p.space;
   if (s.numel() >= kInt32Limit) return false;
+  // ragged packs shift a unit's offsets down by up to a pack (16 elements at most)
+  const int64_t margin = p.peel_len > 0 ? 16 : 0;
   for (int k = 0; k < s.operands; ++k)
-    if (k != kIndexPositionOperand && s.max_offset(k) >= kInt32Limit) return false;
+    if (k != kIndexPositionOperand && s.max_offset(k) + margin >= kInt32Limit) return false;
   const int64_t steps = p.axis_size > 0 ? p.axis_size - 1 : 0;
   if (s.max_offset(kSelfOperand) + steps * magnitude(p.axis_stride) >= kInt32Limit) return false;
   if (s.max_offset(kCountsOperand) + steps * magnitude(p.counts_axis_stride) >= kInt32Limit) return false;
