@@ -770,6 +770,8 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   }
   int vec = 1;
   choose_vector(p, tuning.vector_bytes, owned, vec);
+  // Ragged packs where no uniform pack fits: a step of their own, after the owned walk's choice, which weighs
+  // choose_vector's packs against the atomic walk's (owned_walk_pays) and was measured with those.
   if (vec == 1 && !owned && !linear_pass) vec = ragged_packs(p, tuning.vector_bytes);
   if (p.space.ndim > kMaxDims)
     throw value_error("the iteration space has " + std::to_string(p.space.ndim) + " dimensions that do not collapse; "
