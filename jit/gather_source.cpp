@@ -9,7 +9,7 @@ namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"unit",   "index",  "dims",   "offset", "wrap",  "flat",
                                                       "unroll", "threads", "tile_a", "tile_b", "index_each",
-                                                      "reuse",  "row_local"};
+                                                      "reuse",  "row_local", "ragged"};
 
 std::string gather_body(const KernelSpec& s) {
   using F = GatherSpecFields;
@@ -31,16 +31,18 @@ std::string gather_body(const KernelSpec& s) {
            ", " + std::to_string(f[F::kTileB]) + ", " + threads + ", " + std::to_string(f[F::kTileIndexEach]) + ">(p);";
   } else {
     const bool reuse = dims != 2 && f[F::kIndexReuse] > 1;
+    const int ragged = f[F::kRagged];
+    const std::string ragged_arg = ragged > 0 ? ", " + std::to_string(ragged) : "";
     params = "jitops::GatherParams<" + std::to_string(f[F::kOffsetBits]) + ", " + std::to_string(param_dims) + ", " +
-             std::to_string(flat_dims) + (reuse ? ", true>" : ">");
+             std::to_string(flat_dims) + (ragged > 0 ? ", false, true>" : reuse ? ", true>" : ">");
     if (dims == 2)
       call = "jitops::gather_2d<" + unit + ", " + index_type + ", " + flags + ", " + std::to_string(f[F::kUnroll]) +
              ", " + (f[F::kIndexReuse] > 1 ? "true" : "false") + ", " + (f[F::kRowLocal] ? "true" : "false") +
-             ">(p);";
+             ragged_arg + ">(p);";
     else
       call = "jitops::gather_linear<" + unit + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
              (generic ? "true" : "false") + ", " + flags + ", " + std::to_string(f[F::kUnroll]) + ", " +
-             std::to_string(std::max(1, f[F::kIndexReuse])) + ">(p);";
+             std::to_string(std::max(1, f[F::kIndexReuse])) + ragged_arg + ">(p);";
   }
   return "#include \"" + header + "\"\n\n"
          "extern \"C\" __global__ void __launch_bounds__(" + threads + ")\n"

@@ -21,6 +21,7 @@ struct GatherSpecFields {
     kIndexReuse,      // rows an index load serves (an index expanded along them; 1: none): the linear
                       // layout's rows of one dim a unit, or the 2-D layout's rows of a thread
     kRowLocal,        // 1: the 2-D layout's block makes every column of its rows (gather_row_local.h)
+    kRagged,          // ragged packs (gather.cuh's RaggedVec): elements a pack, unit the element; 0: none
   };
 };
 

@@ -12,6 +12,7 @@
 #pragma once
 #include "jitops/block_order.cuh"
 #include "jitops/gather_params.h"
+#include "jitops/ragged_packs.cuh"
 #include "jitops/vector_units.cuh"
 
 namespace jitops {
@@ -51,18 +52,23 @@ __device__ __forceinline__ typename P::Stride flat_source_offset(const P& p, typ
 }
 
 // Offsets of output unit `linear` in out, x and index; with Reuse, `chunk`
-// gets its coordinate along p.reuse_dim.
-template <int Dims, bool Generic, int Reuse, typename P>
+// gets its coordinate along p.reuse_dim; with Place, `place` gets its
+// coordinate along the innermost dim (a ragged pack's place in its row).
+template <int Dims, bool Generic, int Reuse, typename P, bool Place = false>
 __device__ __forceinline__ void unit_offsets(const P& p, typename P::Linear linear, typename P::Stride& out_off,
                                              typename P::Stride& x_off, typename P::Stride& index_off,
-                                             typename P::Linear& chunk) {
+                                             typename P::Linear& chunk, typename P::Linear* place = nullptr) {
   typedef typename P::Stride Stride;
   out_off = 0; x_off = 0; index_off = 0;
+  if constexpr (Place) *place = linear;  // one dim: the unit's own number
 #pragma unroll
   for (int d = Dims - 1; d >= 1; --d) {
     if (!Generic || d < p.ndim) {
       typename P::Linear r;
       linear = p.sizes[d].divmod(linear, r);
+      if constexpr (Place) {
+        if (d == (Generic ? p.ndim - 1 : Dims - 1)) *place = r;
+      }
       out_off += (Stride)r * p.out_strides[d];
       x_off += (Stride)r * p.x_strides[d];
       index_off += (Stride)r * p.index_strides[d];
@@ -107,13 +113,78 @@ __device__ __forceinline__ void gather_units(const P& p, const bool (&valid)[Unr
     if (bad[k]) report_bad_index(p.error, position_of(k), (int64_t)raw[k], p.axis_size, p.op_code);
 }
 
+// Passes 2 and 3 for ragged packs (RaggedVec > 0; jitops/ragged_packs.cuh):
+// unit k is the pack of out's row at place `place[k]` (in packs), out_off
+// and x_off its nominal first element's offsets (in elements). out's pack is
+// aligned; x's row lies at whatever phase the index picks, so a whole pack is
+// read by load_realigned, a row's ends element by element. A bad index
+// stores zeros, as gather_units does.
+template <typename T, typename IndexT, bool Wrap, int Vec, int Unroll, typename P, typename PositionOf>
+__device__ __forceinline__ void gather_ragged_units(const P& p, const bool (&valid)[Unroll],
+                                                    const IndexT (&raw)[Unroll],
+                                                    const typename P::Stride (&x_off)[Unroll],
+                                                    const typename P::Stride (&out_off)[Unroll],
+                                                    const typename P::Linear (&place)[Unroll],
+                                                    PositionOf position_of) {
+  typedef typename P::Stride Stride;
+  T* const out = static_cast<T*>(p.out);
+  PackSpans<Unroll> spans;
+  bool live[Unroll], bad[Unroll];
+  Stride shift[Unroll];
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k) {
+    spans.lo[k] = spans.hi[k] = 0;
+    shift[k] = 0;
+    live[k] = false;
+    if (valid[k]) {
+      shift[k] = pack_shift<T, Vec>(out + out_off[k]);
+      live[k] = pack_span<Vec>((int64_t)place[k], int(shift[k]), (int64_t)p.peel_len, spans.lo[k], spans.hi[k]);
+    }
+  }
+  Pack<T, Vec> vals[Unroll];
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k) {
+    int64_t v = (int64_t)raw[k];
+    bad[k] = live[k] && !index_in_range<Wrap>(v, p.axis_size);
+#pragma unroll
+    for (int j = 0; j < Vec; ++j) vals[k].v[j] = T(0);
+    if (live[k] && !bad[k]) {
+      const T* s = static_cast<const T*>(p.x) + (x_off[k] - shift[k] + (Stride)v * p.axis_stride);
+      if (spans.lo[k] == 0 && spans.hi[k] == Vec) {
+        vals[k] = load_realigned<T, Vec>(s);
+      } else {
+#pragma unroll
+        for (int j = 0; j < Vec; ++j)  // unrolled: a pack indexed at run time would go to local memory
+          if (j >= spans.lo[k] && j < spans.hi[k]) vals[k].v[j] = load_readonly(s + j);
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k) {
+    if (!live[k]) continue;
+    T* d = out + (out_off[k] - shift[k]);
+    if (spans.lo[k] == 0 && spans.hi[k] == Vec) {
+      store_pack<T, Vec>(d, vals[k]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < Vec; ++j)
+        if (j >= spans.lo[k] && j < spans.hi[k]) d[j] = vals[k].v[j];
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k)
+    if (bad[k]) report_bad_index(p.error, position_of(k), (int64_t)raw[k], p.axis_size, p.op_code);
+}
+
 // Reuse > 1: the index does not vary along dim p.reuse_dim (an expanded
 // index), and each unit of that dim stands for Reuse consecutive rows of it
 // (p.reuse_extent in all). A thread loads each index value once and moves it
 // for Reuse rows: an index expanded over 1024 rows was otherwise read 1024
 // times, 4x the bytes of a bfloat16 output.
+// RaggedVec > 0: Unit is the element, and each unit a ragged pack of RaggedVec
+// of them (Reuse 1, not Flat).
 template <typename Unit, typename IndexT, int Dims, bool Generic, bool Wrap, bool Flat, int Unroll, int Reuse,
-          typename P>
+          int RaggedVec = 0, typename P>
 __device__ __forceinline__ void gather_linear(const P& p) {
   typedef typename P::Linear Linear;
   typedef typename P::Stride Stride;
@@ -123,6 +194,7 @@ __device__ __forceinline__ void gather_linear(const P& p) {
     bool valid[kUnits];
     IndexT raw[kUnits];
     Stride x_off[kUnits], out_off[kUnits];
+    Linear place[kUnits];
 #pragma unroll
     for (int k = 0; k < Unroll; ++k) {
       Linear i = base + (Linear)k * blockDim.x;
@@ -132,7 +204,8 @@ __device__ __forceinline__ void gather_linear(const P& p) {
         raw[k] = 0;
         if (valid[k]) {
           Stride index_off;
-          unit_offsets<Dims, Generic, Reuse>(p, i, out_off[k], x_off[k], index_off, chunk);
+          unit_offsets<Dims, Generic, Reuse, P, (RaggedVec > 0)>(p, i, out_off[k], x_off[k], index_off, chunk,
+                                                                  &place[k]);
           raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + index_off);
         }
       } else {
@@ -152,9 +225,11 @@ __device__ __forceinline__ void gather_linear(const P& p) {
         }
       }
     }
-    gather_units<Unit, IndexT, Wrap, Flat, kUnits>(p, valid, raw, x_off, out_off, [&](int k) {
-      return index_position(p, base + (Linear)(k / Reuse) * blockDim.x);
-    });
+    auto position_of = [&](int k) { return index_position(p, base + (Linear)(k / Reuse) * blockDim.x); };
+    if constexpr (RaggedVec > 0)
+      gather_ragged_units<Unit, IndexT, Wrap, RaggedVec, kUnits>(p, valid, raw, x_off, out_off, place, position_of);
+    else
+      gather_units<Unit, IndexT, Wrap, Flat, kUnits>(p, valid, raw, x_off, out_off, position_of);
   }
 }
 
@@ -166,7 +241,10 @@ __device__ __forceinline__ void gather_linear(const P& p) {
 // they pick from stays in the SM's L1 while all its picks are made (the
 // hardware's order otherwise spreads one row's picks over many SMs, each
 // reading 32-byte sectors of the row from L2 for one element).
-template <typename Unit, typename IndexT, bool Wrap, bool Flat, int Unroll, bool ShareIndex, bool RowLocal, typename P>
+// RaggedVec > 0: Unit is the element and each column a ragged pack of
+// RaggedVec of them (not RowLocal, not Flat).
+template <typename Unit, typename IndexT, bool Wrap, bool Flat, int Unroll, bool ShareIndex, bool RowLocal,
+          int RaggedVec = 0, typename P>
 __device__ __forceinline__ void gather_2d(const P& p) {
   typedef typename P::Linear Linear;
   typedef typename P::Stride Stride;
@@ -219,9 +297,17 @@ __device__ __forceinline__ void gather_2d(const P& p) {
       else if (valid[k])
         raw[k] = load_readonly(static_cast<const IndexT*>(p.index) + index_col + row * p.index_strides[0]);
     }
-    gather_units<Unit, IndexT, Wrap, Flat, Unroll>(p, valid, raw, x_off, out_off, [&](int k) {
+    auto position_of = [&](int k) {
       return (int64_t)(base + (Linear)k * blockDim.y) * p.index_positions[0] + (int64_t)col * p.index_positions[1];
-    });
+    };
+    if constexpr (RaggedVec > 0) {
+      Linear place[Unroll];
+#pragma unroll
+      for (int k = 0; k < Unroll; ++k) place[k] = col;
+      gather_ragged_units<Unit, IndexT, Wrap, RaggedVec, Unroll>(p, valid, raw, x_off, out_off, place, position_of);
+    } else {
+      gather_units<Unit, IndexT, Wrap, Flat, Unroll>(p, valid, raw, x_off, out_off, position_of);
+    }
   }
 }
 

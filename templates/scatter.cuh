@@ -12,6 +12,7 @@
 #pragma once
 #include "jitops/atomics.cuh"
 #include "jitops/block_order.cuh"
+#include "jitops/ragged_packs.cuh"
 #include "jitops/scatter_params.h"
 #include "jitops/vector_units.cuh"
 
@@ -23,15 +24,6 @@ template <typename IndexT, typename P>
 __device__ __forceinline__ IndexT load_scatter_index(const P& p, const IndexT* at) {
   const IndexT raw = load_readonly(at);
   return raw < 0 ? IndexT(raw + p.index_wrap) : raw;
-}
-
-template <typename T, int Vec>
-__device__ __forceinline__ Pack<T, Vec> load_pack(const T* p) {
-  typedef typename UnitOf<sizeof(T) * Vec>::type Raw;
-  Raw raw = load_readonly(reinterpret_cast<const Raw*>(p));
-  Pack<T, Vec> out;
-  memcpy(&out, &raw, sizeof(out));
-  return out;
 }
 
 // A pack through the coherent path, as one load of its size: memory this
@@ -46,28 +38,6 @@ __device__ __forceinline__ Pack<T, Vec> load_pack_coherent(const T* p) {
   return out;
 }
 
-template <typename T, int Vec>
-__device__ __forceinline__ void store_pack(T* p, const Pack<T, Vec>& v) {
-  typedef typename UnitOf<sizeof(T) * Vec>::type Raw;
-  Raw raw;
-  memcpy(&raw, &v, sizeof(raw));
-  *reinterpret_cast<Raw*>(p) = raw;
-}
-
-// Ragged packs (Peeled): where self's rows along the innermost dim are dense but
-// of odd lengths or starts (rows of 215945 int32, a slice of 1292157 float32 at
-// any offset), no pack size divides every row, and each element went alone:
-// one 4-byte store or atomic at a time, and single bytes one at a time (a
-// uint8 copy of 21M elements from one broadcast value, 49.6 us against a
-// 7-us floor). Instead a unit is the pack aligned in memory that holds row
-// place u * Vec: shifted down to the aligned address, it moves whole where it
-// lies inside the row, element by element at the row's two ends. The
-// planner gives each unit its place u through the counts operand's offset
-// (stride 1 along the row; no counts are kept in these passes).
-template <int Unroll>
-struct PackSpans {
-  unsigned char lo[Unroll], hi[Unroll];  // the unit's elements in its row: [lo, hi) of its pack
-};
 
 // Shifts each unit's self and src offsets to its aligned pack and sets the
 // pack's span in the row; a unit wholly past its row's end is left out. Where
@@ -88,16 +58,11 @@ __device__ __forceinline__ void peel_units(const P& p, bool (&valid)[Unroll], co
       if ((uint64_t)(int64_t)raw[k] >= (uint64_t)p.axis_size) continue;
       dst += (Stride)(int64_t)raw[k] * p.axis_stride;
     }
-    const int shift = int((reinterpret_cast<unsigned long long>(static_cast<T*>(p.self) + dst) / sizeof(T)) % Vec);
-    const int64_t first = (int64_t)off[k][3] * Vec - shift;  // the pack's first element's place in the row
-    const int64_t begin = first < 0 ? -first : 0;
-    const int64_t end = first + Vec > p.peel_len ? p.peel_len - first : Vec;
-    if (end <= begin) {
+    const int shift = pack_shift<T, Vec>(static_cast<T*>(p.self) + dst);
+    if (!pack_span<Vec>((int64_t)off[k][3], shift, p.peel_len, spans.lo[k], spans.hi[k])) {
       valid[k] = false;
       continue;
     }
-    spans.lo[k] = (unsigned char)begin;
-    spans.hi[k] = (unsigned char)end;
     off[k][0] -= shift;
     off[k][1] -= (Stride)shift * p.peel_src_step;
   }

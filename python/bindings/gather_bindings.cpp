@@ -12,6 +12,7 @@
 #include "runtime/arg_error.h"
 #include "runtime/launch_shape.h"
 #include "runtime/ops/gather_ops.h"
+#include "runtime/ops/gather_ragged.h"
 #include "runtime/ops/gather_plan.h"
 
 namespace py = pybind11;
@@ -163,6 +164,11 @@ void bind_gather_ops(py::module_& m) {
   m.def("_set_gather_waves", &set_gather_waves, py::arg("waves"),
         "Development knob: the grid cap, in waves of resident blocks, of the gathers' heuristic launch (0: "
         "the rule's, uncapped for units of 8 bytes or more); returns the previous value.");
+  m.def("_set_gather_ragged", &set_gather_ragged_mode, py::arg("mode"),
+        "Development knob: ragged packs in the gathers (out's units aligned in memory, x read through two "
+        "aligned packs shifted into place, a row's ends element by element) along rows that no pack size "
+        "divides, -1 where the rule takes them, 0 never, 1 wherever the layout allows them; returns the "
+        "previous mode.");
 }
 
 }  // namespace jitops

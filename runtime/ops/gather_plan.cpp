@@ -10,6 +10,7 @@
 #include "runtime/arg_error.h"
 #include "runtime/int_math.h"
 #include "runtime/ops/gather_block_order.h"
+#include "runtime/ops/gather_ragged.h"
 #include "runtime/ops/gather_row_local.h"
 #include "runtime/ops/gather_tile_plan.h"
 
@@ -142,17 +143,19 @@ void pack_short_rows(const IterationSpace& s, const DeviceInfo& device, int thre
 bool fits_32bit(const GatherProblem& p) {
   const IterationSpace& s = p.space;
   if (s.numel() >= kInt32Limit) return false;
+  // ragged packs shift a unit's offsets down by up to a pack (16 elements at most)
+  const int64_t margin = p.peel_len > 0 ? 16 : 0;
   for (int k = kOut; k <= kIndex; ++k)
-    if (s.max_offset(k) >= kInt32Limit) return false;
+    if (s.max_offset(k) + margin >= kInt32Limit) return false;
   if (p.flat) return p.x_layout.max_offset(0) < kInt32Limit && p.axis_size < kInt32Limit;
   int64_t axis_extent = (p.axis_size > 0 ? p.axis_size - 1 : 0) * (p.axis_stride < 0 ? -p.axis_stride : p.axis_stride);
-  return s.max_offset(kX) + axis_extent < kInt32Limit && p.axis_size < kInt32Limit;
+  return s.max_offset(kX) + margin + axis_extent < kInt32Limit && p.axis_size < kInt32Limit;
 }
 
-template <int Bits, int Dims, int FlatDims, bool Reuse = false>
+template <int Bits, int Dims, int FlatDims, bool Reuse = false, bool Ragged = false>
 void fill_params(const GatherProblem& p, const IndexReuse& reuse, int band, IndexErrorSlot* slot,
                  LaunchPlan& plan) {
-  typedef GatherParams<Bits, Dims, FlatDims, Reuse> Params;
+  typedef GatherParams<Bits, Dims, FlatDims, Reuse, Ragged> Params;
   typedef typename Params::Divider Divider;
   typedef typename Params::Stride Stride;
   Params params;
@@ -181,6 +184,7 @@ void fill_params(const GatherProblem& p, const IndexReuse& reuse, int band, Inde
     params.reuse_out_stride = Stride(reuse.out_stride);
     params.reuse_x_stride = Stride(reuse.x_stride);
   }
+  if constexpr (Ragged) params.peel_len = typename Params::Linear(p.peel_len);
   params.x_ndim = p.flat ? p.x_layout.ndim : 0;
   params.band = band;
   for (int d = 0; d < FlatDims; ++d) {
@@ -201,6 +205,8 @@ void fill_params_for_dims(const GatherProblem& p, const IndexReuse& reuse, int d
       with_param_dims(plan.spec.fields[GatherSpecFields::kFlat], [&](auto flat) {
         fill_params<Bits, kDims, decltype(flat)::value>(p, reuse, band, slot, plan);
       });
+    } else if (p.peel_len > 0) {  // ragged packs
+      fill_params<Bits, kDims, 1, false, true>(p, reuse, band, slot, plan);
     } else if (reuse.extent > 0) {  // the linear layout over 3 or more dims
       fill_params<Bits, kDims, 1, true>(p, reuse, band, slot, plan);
     } else {
@@ -240,7 +246,11 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   plan.tuning = resolve_tuning(gather_point(p), device, LaunchTuning());
   plan.tunable = true;
   const LaunchTuning& tuning = plan.tuning.config;
-  choose_vector(p, tuning.vector_bytes);
+  // Ragged packs where no uniform pack of the full width fits (a narrower one, 2 bytes of 16, still takes them).
+  GatherProblem uniform = p;
+  const bool full_pack = choose_vector(uniform, tuning.vector_bytes) * p.element_bytes == tuning.vector_bytes;
+  const int ragged = full_pack ? 0 : gather_ragged_packs(p, tuning.vector_bytes);
+  if (!ragged) choose_vector(p, tuning.vector_bytes);
   if (p.space.ndim > kMaxDims)
     throw value_error("the output has " + std::to_string(p.space.ndim) + " dimensions that do not collapse; jitops "
                       "supports at most " + std::to_string(kMaxDims));
@@ -256,7 +266,8 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   // Flat: x's own collapsed dims, which its offsets walk (kMaxDims past kSpecializedDims).
   plan.spec.fields[F::kFlat] = p.flat ? (p.x_layout.ndim <= kSpecializedDims ? std::max(1, p.x_layout.ndim) : kMaxDims) : 0;
   plan.spec.fields[F::kIndexReuse] = 1;
-  const GatherTileChoice tiles = gather_tile_choice(p, device, tuning);
+  plan.spec.fields[F::kRagged] = ragged;
+  const GatherTileChoice tiles = ragged ? GatherTileChoice() : gather_tile_choice(p, device, tuning);
   if (tiles.dim_b >= 0) {
     plan_gather_tiles(p, tiles, bits == 32, error_slot, device, plan);
     return true;

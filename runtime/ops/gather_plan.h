@@ -26,6 +26,7 @@ struct GatherProblem {
   bool flat = false;        // unravel the index over x's own layout below
   IterationSpace x_layout;  // flat mode: x alone (one operand), collapsed
   int op_code = 0;
+  int64_t peel_len = 0;     // set by planning: ragged packs (GatherParams::peel_len; gather_ragged.h)
 };
 
 // Plans one launch; returns false when there is nothing to do (empty output).

@@ -29,8 +29,18 @@ struct GatherReuseFields<Bits, true> {
   typename OffsetTypes<Bits>::Stride reuse_x_stride;
 };
 
-template <int Bits, int Dims, int FlatDims, bool Reuse = false>
-struct GatherParams : GatherReuseFields<Bits, Reuse> {
+// Ragged packs (templates/gather.cuh, RaggedVec > 0): the length of out's
+// rows along the innermost dim, in elements (the walk counts them in packs).
+template <int Bits, bool Present>
+struct GatherRaggedFields {};
+
+template <int Bits>
+struct GatherRaggedFields<Bits, true> {
+  typename OffsetTypes<Bits>::Linear peel_len;
+};
+
+template <int Bits, int Dims, int FlatDims, bool Reuse = false, bool Ragged = false>
+struct GatherParams : GatherReuseFields<Bits, Reuse>, GatherRaggedFields<Bits, Ragged> {
   typedef OffsetTypes<Bits> T;
   typedef typename T::Linear Linear;
   typedef typename T::Stride Stride;

@@ -30,6 +30,24 @@ __device__ __forceinline__ P load_pack_readonly(const P* p) {
   return *reinterpret_cast<const P*>(&u);
 }
 
+// Vec elements as one load of their size through the read-only path, and as one store.
+template <typename T, int Vec>
+__device__ __forceinline__ Pack<T, Vec> load_pack(const T* p) {
+  typedef typename UnitOf<sizeof(T) * Vec>::type Raw;
+  Raw raw = load_readonly(reinterpret_cast<const Raw*>(p));
+  Pack<T, Vec> out;
+  memcpy(&out, &raw, sizeof(out));
+  return out;
+}
+
+template <typename T, int Vec>
+__device__ __forceinline__ void store_pack(T* p, const Pack<T, Vec>& v) {
+  typedef typename UnitOf<sizeof(T) * Vec>::type Raw;
+  Raw raw;
+  memcpy(&raw, &v, sizeof(raw));
+  *reinterpret_cast<Raw*>(p) = raw;
+}
+
 template <typename T>
 __device__ __forceinline__ T zero_unit() { return T(0); }
 template <>
