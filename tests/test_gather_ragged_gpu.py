@@ -119,5 +119,5 @@ def test_a_bad_index_names_its_position():
     expect_ragged("index_select", x, 0, idx)
     with index_checks_synced(), pytest.raises(IndexError, match=r"index holds 41 at position 3 "):
         jitops.index_select(x, 0, idx)
-    with index_checks_synced(), pytest.raises(IndexError, match=r"index holds -42 at position 1 "):
+    with index_checks_synced(), pytest.raises(IndexError, match=r"indices holds -42 at position 1 "):
         jitops.take(x, torch.tensor([1, -42, 5], device=DEVICE), axis=0)

@@ -246,10 +246,11 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   plan.tuning = resolve_tuning(gather_point(p), device, LaunchTuning());
   plan.tunable = true;
   const LaunchTuning& tuning = plan.tuning.config;
-  // Ragged packs where no uniform pack of the full width fits (a narrower one, 2 bytes of 16, still takes them).
+  // Ragged packs where no uniform pack of the full width fits (the rule: none of two elements or more).
   GatherProblem uniform = p;
-  const bool full_pack = choose_vector(uniform, tuning.vector_bytes) * p.element_bytes == tuning.vector_bytes;
-  const int ragged = full_pack ? 0 : gather_ragged_packs(p, tuning.vector_bytes);
+  const int uniform_vec = choose_vector(uniform, tuning.vector_bytes);
+  const bool full_pack = uniform_vec * p.element_bytes == tuning.vector_bytes;
+  const int ragged = full_pack ? 0 : gather_ragged_packs(p, tuning.vector_bytes, uniform_vec);
   if (!ragged) choose_vector(p, tuning.vector_bytes);
   if (p.space.ndim > kMaxDims)
     throw value_error("the output has " + std::to_string(p.space.ndim) + " dimensions that do not collapse; jitops "

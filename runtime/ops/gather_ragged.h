@@ -9,10 +9,11 @@
 namespace jitops {
 
 // The elements a pack where `problem` (collapsed, given no uniform pack of
-// max_bytes) takes ragged packs: its innermost dim then counts packs, out's
-// and x's strides along it are the pack's elements, and peel_len is the row's
-// length; 0 (and `problem` untouched) where it does not.
-int gather_ragged_packs(GatherProblem& problem, int max_bytes);
+// max_bytes; `uniform_vec` elements the widest uniform pack that fits) takes
+// ragged packs: its innermost dim then counts packs, out's and x's strides
+// along it are the pack's elements, and peel_len is the row's length; 0 (and
+// `problem` untouched) where it does not.
+int gather_ragged_packs(GatherProblem& problem, int max_bytes, int uniform_vec);
 
 // Development knob: -1 where the rule takes them (the default), 0 never, 1 wherever the layout allows them;
 // returns the previous mode.
