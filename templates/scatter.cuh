@@ -69,10 +69,8 @@ __device__ __forceinline__ void peel_units(const P& p, bool (&valid)[Unroll], co
 }
 
 // A ragged pack's source: one value for all where src is broadcast along the
-// row (step 0); where the pack is whole, one load where src is aligned like
-// self and two aligned loads shifted into place where it is not (src's rows
-// need not lie as self's do: they went an element at a time); a row's ends
-// element by element.
+// row (step 0), one load where the pack is whole and src aligned like self,
+// else its elements one at a time (src's rows need not lie as self's do).
 template <typename T, int Vec>
 __device__ __forceinline__ Pack<T, Vec> load_ragged(const T* s, int step, int lo, int hi) {
   Pack<T, Vec> out;
@@ -82,11 +80,7 @@ __device__ __forceinline__ Pack<T, Vec> load_ragged(const T* s, int step, int lo
     for (int j = 0; j < Vec; ++j) out.v[j] = v;
     return out;
   }
-  if constexpr (sizeof(T) * Vec >= 4) {
-    if (lo == 0 && hi == Vec) return load_realigned<T, Vec>(s);
-  } else if (lo == 0 && hi == Vec && reinterpret_cast<unsigned long long>(s) % (sizeof(T) * Vec) == 0) {
-    return load_pack<T, Vec>(s);
-  }
+  if (lo == 0 && hi == Vec && reinterpret_cast<unsigned long long>(s) % (sizeof(T) * Vec) == 0) return load_pack<T, Vec>(s);
 #pragma unroll
   for (int j = 0; j < Vec; ++j) out.v[j] = j >= lo && j < hi ? load_readonly(s + j) : T();
   return out;
