@@ -117,7 +117,7 @@ __device__ __forceinline__ void gather_units(const P& p, const bool (&valid)[Unr
 // unit k is the pack of out's row at place `place[k]` (in packs), out_off
 // and x_off its nominal first element's offsets (in elements). out's pack is
 // aligned; x's row lies at whatever phase the index picks, so a whole pack is
-// read through RealignedLoad, a row's ends element by element. A bad index
+// read by load_realigned, a row's ends element by element. A bad index
 // stores zeros, as gather_units does.
 template <typename T, typename IndexT, bool Wrap, int Vec, int Unroll, typename P, typename PositionOf>
 __device__ __forceinline__ void gather_ragged_units(const P& p, const bool (&valid)[Unroll],
@@ -141,21 +141,17 @@ __device__ __forceinline__ void gather_ragged_units(const P& p, const bool (&val
       live[k] = pack_span<Vec>((int64_t)place[k], int(shift[k]), (int64_t)p.peel_len, spans.lo[k], spans.hi[k]);
     }
   }
-  // All units' loads first, then the shifts (RealignedLoad: no branch between a unit's loads and the next's).
   Pack<T, Vec> vals[Unroll];
-  RealignedLoad<T, Vec> whole[Unroll];
-  bool full[Unroll];
 #pragma unroll
   for (int k = 0; k < Unroll; ++k) {
     int64_t v = (int64_t)raw[k];
     bad[k] = live[k] && !index_in_range<Wrap>(v, p.axis_size);
-    full[k] = spans.lo[k] == 0 && spans.hi[k] == Vec;
 #pragma unroll
     for (int j = 0; j < Vec; ++j) vals[k].v[j] = T(0);
     if (live[k] && !bad[k]) {
       const T* s = static_cast<const T*>(p.x) + (x_off[k] - shift[k] + (Stride)v * p.axis_stride);
-      if (full[k]) {
-        whole[k] = start_realigned<T, Vec>(s);
+      if (spans.lo[k] == 0 && spans.hi[k] == Vec) {
+        vals[k] = load_realigned<T, Vec>(s);
       } else {
 #pragma unroll
         for (int j = 0; j < Vec; ++j)  // unrolled: a pack indexed at run time would go to local memory
@@ -163,9 +159,6 @@ __device__ __forceinline__ void gather_ragged_units(const P& p, const bool (&val
       }
     }
   }
-#pragma unroll
-  for (int k = 0; k < Unroll; ++k)
-    if (live[k] && !bad[k] && full[k]) vals[k] = finish_realigned<T, Vec>(whole[k]);
 #pragma unroll
   for (int k = 0; k < Unroll; ++k) {
     if (!live[k]) continue;

@@ -71,7 +71,6 @@ __device__ __forceinline__ void peel_units(const P& p, bool (&valid)[Unroll], co
 // A ragged pack's source: one value for all where src is broadcast along the
 // row (step 0), one load where the pack is whole and src aligned like self,
 // else its elements one at a time (src's rows need not lie as self's do).
-// scatter_units reads whole packs of 4 bytes or more by RealignedLoad instead.
 template <typename T, int Vec>
 __device__ __forceinline__ Pack<T, Vec> load_ragged(const T* s, int step, int lo, int hi) {
   Pack<T, Vec> out;
@@ -472,11 +471,6 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
   typedef typename P::Stride Stride;
   bool bad[Unroll];
   Pack<T, Vec> src[Unroll];
-  // Ragged packs: a whole pack of a src that moves along the row by RealignedLoad, every unit's loads before
-  // the first shift (packs of 4 bytes or more; smaller ones by load_ragged).
-  constexpr bool kRealigns = sizeof(T) * Vec >= 4;
-  constexpr int kRealignedVec = kRealigns ? Vec : int(4 / sizeof(T));
-  RealignedLoad<T, kRealignedVec> whole[Unroll];
 #pragma unroll
   for (int k = 0; k < Unroll; ++k) {
     bad[k] = valid[k] && (uint64_t)(int64_t)raw[k] >= (uint64_t)p.axis_size;
@@ -486,23 +480,13 @@ __device__ __forceinline__ void scatter_units(const P& p, const bool (&valid)[Un
     // most of a small index_add's time above the launch).
     if constexpr (Op != kScatterFill && Op != kScatterPrepare) {
       if constexpr (Peeled) {
-        if (valid[k] && spans.hi[k] > spans.lo[k]) {
-          const T* s = static_cast<const T*>(p.src) + off[k][1];
-          if (kRealigns && p.peel_src_step != 0 && spans.lo[k] == 0 && spans.hi[k] == Vec)
-            whole[k] = start_realigned<T, kRealignedVec>(s);
-          else
-            src[k] = load_ragged<T, Vec>(s, p.peel_src_step, spans.lo[k], spans.hi[k]);
-        }
+        if (valid[k] && spans.hi[k] > spans.lo[k])
+          src[k] = load_ragged<T, Vec>(static_cast<const T*>(p.src) + off[k][1], p.peel_src_step, spans.lo[k],
+                                       spans.hi[k]);
       } else if (valid[k]) {
         src[k] = load_pack<T, Vec>(static_cast<const T*>(p.src) + off[k][1]);
       }
     }
-  }
-  if constexpr (Peeled && kRealigns && Op != kScatterFill && Op != kScatterPrepare) {
-#pragma unroll
-    for (int k = 0; k < Unroll; ++k)
-      if (valid[k] && p.peel_src_step != 0 && spans.lo[k] == 0 && spans.hi[k] == Vec)
-        src[k] = finish_realigned<T, Vec>(whole[k]);
   }
   // Heavy duplicates: units of this thread that land on the same element are
   // combined here first, so a hot row takes one atomic per thread, not Unroll.

@@ -38,48 +38,31 @@ __device__ __forceinline__ bool pack_span(int64_t u, int shift, int64_t len, uns
   return true;
 }
 
-// A whole pack's elements from `s`, wherever it lies, in two steps: the
-// loads (start_realigned) and the shift (finish_realigned). A gather's x rows
-// lie at the phases its index picks, unlike out's: the two aligned packs
-// around s are read, their words funnel-shifted into place. No branch
-// between: where s is aligned, the second load reads the first pack again
-// (an L1 hit) and the shift is zero, so a thread's units can all have their
-// loads in flight before the first shift waits on them (with a branch a unit,
-// each unit's shift held back the next unit's loads). Both loads stay inside
-// aligned packs that hold an element of the row, so they touch no page the
-// row does not. The shift moves words by selects, never by an index into a
-// register array (that would put the array in local memory). Packs of 4
-// bytes or more.
+// A whole pack's elements from `s`, wherever it lies: one load where s is
+// aligned like a pack, else the two aligned packs around it, their words
+// funnel-shifted into place (a gather's x rows lie at the phases its index
+// picks, unlike out's). Both loads stay inside aligned packs that hold an
+// element of the row, so they touch no page the row does not. A shift chosen
+// at run time moves words by selects, never by an index into a register
+// array (that would put the array in local memory). Packs of 4 bytes or more.
 template <typename T, int Vec>
-struct RealignedLoad {
-  enum : int { kBytes = int(sizeof(T)) * Vec, kWords = kBytes / 4 };  // an enum: no symbol in the PTX
+__device__ __forceinline__ Pack<T, Vec> load_realigned(const T* s) {
+  constexpr int kBytes = int(sizeof(T)) * Vec;
+  constexpr int kWords = kBytes / 4;
   static_assert(kBytes >= 4 && kBytes % 4 == 0, "ragged packs of whole words");
-  Pack<uint32_t, kWords> low, high;
-  unsigned misaligned;  // bytes past the aligned pack below s
-};
-
-template <typename T, int Vec>
-__device__ __forceinline__ RealignedLoad<T, Vec> start_realigned(const T* s) {
-  typedef RealignedLoad<T, Vec> L;
-  L r;
   const unsigned long long at = reinterpret_cast<unsigned long long>(s);
-  r.misaligned = unsigned(at % L::kBytes);
-  const uint32_t* base = reinterpret_cast<const uint32_t*>(at - r.misaligned);
-  r.low = load_pack<uint32_t, L::kWords>(base);
-  r.high = load_pack<uint32_t, L::kWords>(base + (r.misaligned ? L::kWords : 0));
-  return r;
-}
-
-template <typename T, int Vec>
-__device__ __forceinline__ Pack<T, Vec> finish_realigned(const RealignedLoad<T, Vec>& r) {
-  constexpr int kWords = RealignedLoad<T, Vec>::kWords;
+  const unsigned misaligned = unsigned(at % kBytes);
+  if (misaligned == 0) return load_pack<T, Vec>(s);
+  const uint32_t* base = reinterpret_cast<const uint32_t*>(at - misaligned);
+  const Pack<uint32_t, kWords> low = load_pack<uint32_t, kWords>(base);
+  const Pack<uint32_t, kWords> high = load_pack<uint32_t, kWords>(base + kWords);
   uint32_t w[2 * kWords];
 #pragma unroll
   for (int i = 0; i < kWords; ++i) {
-    w[i] = r.low.v[i];
-    w[kWords + i] = r.high.v[i];
+    w[i] = low.v[i];
+    w[kWords + i] = high.v[i];
   }
-  const unsigned words = r.misaligned / 4, bits = (r.misaligned % 4) * 8;
+  const unsigned words = misaligned / 4, bits = (misaligned % 4) * 8;
   if (kWords > 2 && (words & 2)) {
 #pragma unroll
     for (int i = 0; i + 2 < 2 * kWords; ++i) w[i] = w[i + 2];
