@@ -3,8 +3,9 @@ for bit: index_select and take along an axis whose rows (the dims inside it) are
 from an x sliced at every offset into an aligned pack (its rows then lie at the phases the index picks,
 read through two aligned packs shifted into place), into an out that is itself a view at an offset of a
 poisoned base: an element written a row past its end or short of its start shows up in the columns beside
-the view. Every element size from 1 to 8 bytes, both index dtypes, the 2-D walk and the linear one (three
-dims), negative indices wrapped by take. Each plan is checked to take ragged packs; the knob takes them
+the view. Every element size from 1 to 8 bytes, both index dtypes, the 2-D walk, the linear one (three dims),
+the one-dim walk and the generic one (eight dims that do not collapse), negative indices wrapped by take, and
+gather through an index expanded along the rows. Each plan is checked to take ragged packs; the knob takes them
 wherever the layout allows (the rule leaves out calls this small: test_gather_ragged_spec.py)."""
 
 import numpy as np
@@ -46,9 +47,9 @@ def x_view(rng, shape, dtype, offset):
 
 
 def out_view(rng, shape, dtype, offset):
-    """A poisoned base one element wider than `shape` plus `offset`, and the view of `shape` in it: the
-    columns beside the view must keep the poison."""
-    base_shape = shape[:-1] + (shape[-1] + 1 + offset,)
+    """A poisoned base 9 elements wider than `shape` plus `offset`, and the view of `shape` in it: the
+    columns beside the view (more than a pack of them between two rows) must keep the poison."""
+    base_shape = shape[:-1] + (shape[-1] + 9 + offset,)
     base_host = random_host(rng, base_shape, dtype)
     base = to_torch(torch, base_host, dtype, DEVICE)
     return base_host, base, base[..., offset:offset + shape[-1]]
@@ -93,6 +94,41 @@ def test_take_along_an_axis_of_three_dims(dtype, offset):
     assert_same_bits(to_numpy(torch, jitops.index_select(x, 1, selected)), np.take(host, index_host % 23, axis=1))
 
 
+@pytest.mark.parametrize("offset", [0, 3])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gather_through_an_index_expanded_along_the_rows(dtype, offset):
+    """gather(x, 0, index) with the index one value a row, expanded along it: x's rows at the phases the
+    index picks, as index_select's."""
+    rng = np.random.default_rng([offset, WIDTH[dtype], len(dtype), 13])
+    host, x = x_view(rng, (41, 1003), dtype, offset)
+    rows_host = rng.integers(0, 41, (37, 1))
+    index_host = np.broadcast_to(rows_host, (37, 1003))
+    idx = torch.from_numpy(rows_host).to(DEVICE).expand(37, 1003)
+    expect_ragged("gather", x, 0, idx)
+    base_host, base, out = out_view(rng, (37, 1003), dtype, 1 + offset)
+    assert jitops.gather(x, 0, idx, out=out) is out
+    base_host[:, 1 + offset:1 + offset + 1003] = np.take_along_axis(host, index_host, axis=0)
+    assert_same_bits(to_numpy(torch, base), base_host)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "bfloat16", "float32", "float64"])
+def test_the_one_dim_and_the_generic_walks(dtype):
+    """One row (an index of one value over x of one row: one dim), and eight dims that do not collapse (x
+    strided by 2 along its seven outer dims: the generic walk)."""
+    rng = np.random.default_rng([WIDTH[dtype], len(dtype), 17])
+    host, x = x_view(rng, (1, 1003), dtype, 1)
+    idx = torch.zeros(1, dtype=torch.int64, device=DEVICE)
+    assert expect_ragged("index_select", x, 0, idx)["dims"] == 1
+    assert_same_bits(to_numpy(torch, jitops.index_select(x, 0, idx)), host)
+    base = random_host(rng, (4,) * 7 + (68,), dtype)
+    strided = (slice(None, None, 2),) * 7 + (slice(1, None),)
+    x = to_torch(torch, base, dtype, DEVICE)[strided]
+    index_host = np.array([1, 0, 1], dtype=np.int64)
+    idx = torch.from_numpy(index_host).to(DEVICE)
+    assert expect_ragged("index_select", x, 1, idx)["dims"] == 0
+    assert_same_bits(to_numpy(torch, jitops.index_select(x, 1, idx)), np.take(base[strided], index_host, axis=1))
+
+
 @pytest.mark.parametrize("dtype", ["int16", "float32"])
 def test_rows_at_one_phase_and_the_knob_off_agree(dtype):
     """Rows a whole number of packs long, x shifted by one element (no uniform pack: x's start), and the same
@@ -121,3 +157,8 @@ def test_a_bad_index_names_its_position():
         jitops.index_select(x, 0, idx)
     with index_checks_synced(), pytest.raises(IndexError, match=r"indices holds -42 at position 1 "):
         jitops.take(x, torch.tensor([1, -42, 5], device=DEVICE), axis=0)
+    # an index expanded along the rows: the first bad place in C order is its row's first
+    rows = torch.tensor([[0], [40], [2], [41], [41]], device=DEVICE)
+    expect_ragged("gather", x, 0, rows.expand(5, 1003))
+    with index_checks_synced(), pytest.raises(IndexError, match=rf"holds 41 at position {3 * 1003} "):
+        jitops.gather(x, 0, rows.expand(5, 1003))

@@ -63,6 +63,11 @@ def test_the_units_cover_a_row_at_any_phase(wherever_they_apply):
     assert [p.out_strides[d] for d in range(2)] == [1003, 8] and [p.x_strides[d] for d in range(2)] == [0, 8]
     assert p.axis_stride == 1003 and p.axis_size == 41
     assert [p.index_positions[d] for d in range(2)] == [1, 0]  # a bad index is named at its row's first place
+    # gather through an index expanded along the rows: ragged too, and a bad value is named at its row's
+    # first place (the index's own position stride along the row, 1, is 0 in the walk)
+    r = plan("gather", rows("int16", 41, 1003, 1), 0, V([37, 1003], "int64", strides=[1, 0]))
+    p = ragged_params_of(r)
+    assert r["spec"]["ragged"] == 8 and [p.index_positions[d] for d in range(2)] == [1003, 0]
     # three dims (the linear walk): the index along the middle one, the unit's place the innermost
     r = plan("take", V([5, 23, 1003], "float32", address=4100), V([29], "int64"), axis=1)
     p = ragged_params_of(r)
@@ -88,6 +93,9 @@ def test_what_keeps_an_element_or_a_uniform_pack(wherever_they_apply):
     assert r["spec"]["ragged"] == 0 and r["spec"]["unit"] == 16
     # rows shorter than 4 packs
     assert plan("index_select", rows("int16", 41, 31), 0, V([37], "int32"))["spec"]["ragged"] == 0
+    # out not dense along its rows (every other element of a wider out)
+    out = V([37, 1003], "int16", strides=[2006, 2], address=8192)
+    assert plan("index_select", rows("int16", 41, 1003, 1), 0, V([37], "int32"), out=out)["spec"]["ragged"] == 0
     # x strided along its rows (a transposed x): no dense rows to pack
     xt = V([1003, 41], "float32", strides=[1, 1003])
     assert plan("index_select", xt, 0, V([37], "int32"))["spec"]["ragged"] == 0
