@@ -345,16 +345,22 @@ def test_tiles_from_x_dense_along_another_dim(dtype):
             assert_same_bits(to_numpy(torch, out), expected)
 
 
+def l2_bytes():
+    return torch.cuda.get_device_properties(0).L2_cache_size
+
+
 @pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "float64", "complex128"])
 def test_tiles_with_the_index_along_the_outputs_inner_dim(dtype):
     """index_select and take along the dim that becomes the output's inner one, from an x dense along
     another dim: tiles that load an index value per element (x read along its dense dim, the output written
     along the index). Ragged tiles at both edges, repeated and negative indices, every 1- to 16-byte unit.
-    Units of a byte tile only where x's touched bytes pass three quarters of the L2 (40 MB here); from a
-    smaller x, and from torch.gather's x of two rows, they take the strided walk."""
+    Units of a byte tile only where x's touched bytes pass three quarters of the L2 (x's rows sized from the
+    device's L2: 6400 of 6321 bytes, 40 MB, on an H100's 50 MB; more on an H200's 60 MB); from a smaller x,
+    and from torch.gather's x of two rows, they take the strided walk."""
     rng = np.random.default_rng(seed("index tiles", dtype))
     byte = np.dtype(dtype).itemsize == 1
-    host = random_host(rng, (6400 if byte else 37, 21, 301), dtype)
+    past_three_quarters = max(6400, -(-int(0.76 * l2_bytes()) // (21 * 301)))
+    host = random_host(rng, (past_three_quarters if byte else 37, 21, 301), dtype)
     x = to_torch(torch, host, dtype, DEVICE)
     transposed = x.permute(2, 1, 0).contiguous().permute(2, 1, 0)  # dim 0 innermost
     idx, idx_host = make_index(rng, (355,), host.shape[2], "int64")
@@ -426,13 +432,15 @@ def test_tiles_along_the_indexed_axis(dtype):
     along the index's values, each reading its row of x along the axis (rows of 96 bytes: 3 sectors), for
     index_select, take (a 2-d index, negative values) and torch.gather with an index expanded along the
     output's inner dim (sweep seed 912's shape). Ragged tiles at both edges (19 and 21 values, 331 and 640
-    columns), every 1- to 16-byte unit, bit for bit. Units of a byte tile only where x's touched bytes pass
-    three quarters of the L2 (x of 216 MB here; the gather's smaller x takes the strided walk). An axis of
-    64-byte rows keeps the plans it had (x's dim of 45 rows stages it through tiles of one index value)."""
+    columns), every 1- to 16-byte unit, bit for bit. Units of a byte tile only where x's touched bytes (19
+    values' rows of 45 x N) pass three quarters of the L2 (N sized from the device's L2: x of 216 MB on an
+    H100, more on an H200; the gather's smaller x takes the strided walk). An axis of 64-byte rows keeps the
+    plans it had (x's dim of 45 rows stages it through tiles of one index value)."""
     rng = np.random.default_rng(seed("axis tiles", dtype))
     unit = 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
     rows = 96 // unit
-    host = random_host(rng, (rows, 45, 50021 if unit == 1 else 331), dtype)
+    columns = max(50021, -(-int(0.76 * l2_bytes()) // (19 * 45)) | 1)  # odd: a ragged tile edge
+    host = random_host(rng, (rows, 45, columns if unit == 1 else 331), dtype)
     x = to_torch(torch, host, dtype, DEVICE).permute(2, 1, 0).contiguous().permute(2, 1, 0)  # axis innermost
     idx, idx_host = make_index(rng, (19,), rows, "int64")
     plan = jitops.explain("index_select", x, 0, idx)[0]

@@ -283,10 +283,12 @@ def test_backward_tile_kernel_on_the_sweep_shapes(grad_shape, in_size, factor):
 @pytest.mark.parametrize("direction", ["forward", "backward", "backward_2x"])
 def test_kernels_on_calls_past_eight_l2s(direction):
     """Calls of 8 L2s or more take a grid of up to 64 waves (NOTES 92): the row kernels float32 x3 up and x0.5
-    down (500 MB written) and the exact-2x backward (670 MB moved), against numpy and PyTorch, into a poisoned
-    output."""
+    down (500 MB written on an H100, its batch grown to pass 8 L2s of a larger L2) and the exact-2x backward
+    (670 MB moved), against numpy and PyTorch, into a poisoned output."""
     rng = np.random.default_rng(92)
-    in_shapes = {"forward": (8, 64, 160, 170), "backward": (8, 64, 480, 510), "backward_2x": (8, 64, 256, 256)}
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    n = max(8, -(-8 * l2 // (64 * 480 * 510 * 4)))  # the row kernels' large side: 8 L2s or more
+    in_shapes = {"forward": (n, 64, 160, 170), "backward": (n, 64, 480, 510), "backward_2x": (8, 64, 256, 256)}
     in_shape = in_shapes[direction]
     if direction == "backward_2x":
         a = rng.standard_normal((8, 64, 512, 512), dtype=np.float32)
@@ -309,7 +311,7 @@ def test_kernels_on_calls_past_eight_l2s(direction):
         (plan,) = jitops.explain("upsample_nearest2d", x, scale_factor=3)
         theirs = F.interpolate(x, scale_factor=3, mode="nearest")
     else:
-        a = rng.standard_normal((8, 64, 240, 255), dtype=np.float32)
+        a = rng.standard_normal((n, 64, 240, 255), dtype=np.float32)
         grad = torch.from_numpy(a).to(DEVICE)
         expected = np.zeros(in_shape, dtype=np.float32)  # each even (h, w) takes one term, the rest none
         expected[:, :, ::2, ::2] = np.float32(0) + a  # summed from zero: standard_normal's few -0.0 give +0.0
@@ -318,7 +320,6 @@ def test_kernels_on_calls_past_eight_l2s(direction):
         xr = torch.zeros(in_shape, device=DEVICE, requires_grad=True)
         F.interpolate(xr, scale_factor=0.5, mode="nearest").backward(grad)
         theirs = xr.grad
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
     if direction == "backward_2x":
         assert moved >= 8 * l2 and plan["regime"] == "exact 2x, packed pairs"
     else:
