@@ -70,6 +70,13 @@ int choose_vector(GatherProblem& p, int max_bytes) {
   return 1;
 }
 
+// The elements of the widest uniform pack choose_vector would give `p`, leaving `p` as it is (a copy: only
+// where ragged packs might apply, past the layout and size tests of gather_ragged_packs).
+int uniform_pack(const GatherProblem& p, int max_bytes) {
+  GatherProblem uniform = p;
+  return choose_vector(uniform, max_bytes);
+}
+
 // Index reuse: where the index does not vary along a dim other than the
 // innermost (an expanded index) but does along the innermost (a load per
 // element), a thread loads each index value once for several rows of that
@@ -247,10 +254,7 @@ bool plan_gather(GatherProblem p, const DeviceInfo& device, IndexErrorSlot* erro
   plan.tunable = true;
   const LaunchTuning& tuning = plan.tuning.config;
   // Ragged packs where no uniform pack of the full width fits (the rule: none of two elements or more).
-  GatherProblem uniform = p;
-  const int uniform_vec = choose_vector(uniform, tuning.vector_bytes);
-  const bool full_pack = uniform_vec * p.element_bytes == tuning.vector_bytes;
-  const int ragged = full_pack ? 0 : gather_ragged_packs(p, tuning.vector_bytes, uniform_vec);
+  const int ragged = gather_ragged_packs(p, tuning.vector_bytes, &uniform_pack);
   if (!ragged) choose_vector(p, tuning.vector_bytes);
   if (p.space.ndim > kMaxDims)
     throw value_error("the output has " + std::to_string(p.space.ndim) + " dimensions that do not collapse; jitops "

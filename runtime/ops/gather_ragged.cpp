@@ -31,7 +31,7 @@ constexpr int kRuleMaxElementBytes = 4;
 
 int set_gather_ragged_mode(int mode) { return g_mode.exchange(mode); }
 
-int gather_ragged_packs(GatherProblem& p, int max_bytes, int uniform_vec) {
+int gather_ragged_packs(GatherProblem& p, int max_bytes, int (*uniform_pack)(const GatherProblem&, int)) {
   const int mode = g_mode.load(std::memory_order_relaxed);
   if (mode == 0 || p.flat) return 0;
   const int vec = max_bytes / p.element_bytes;
@@ -41,9 +41,11 @@ int gather_ragged_packs(GatherProblem& p, int max_bytes, int uniform_vec) {
   if (c < 0 || s.strides[kOut][c] != 1 || s.strides[kX][c] != 1 || s.strides[kIndex][c] != 0) return 0;
   const int64_t row = s.sizes[c];
   if (row < kMinPacksARow * vec) return 0;
-  if (mode != 1 && (uniform_vec > 1 || row < kRulePacksARow * vec || s.numel() * p.element_bytes < kRuleMinBytes ||
+  if (mode != 1 && (row < kRulePacksARow * vec || s.numel() * p.element_bytes < kRuleMinBytes ||
                     p.element_bytes > kRuleMaxElementBytes))
     return 0;
+  const int uniform_vec = uniform_pack(p, max_bytes);
+  if (uniform_vec * p.element_bytes == max_bytes || (mode != 1 && uniform_vec > 1)) return 0;
   // A pack shifted down to its aligned address spans at most one more pack than the row.
   s.sizes[c] = (row + 2 * (vec - 1)) / vec;
   s.strides[kOut][c] = vec;
