@@ -10,7 +10,7 @@ namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"element", "index", "dims", "offset", "op", "vec",
                                                       "alpha", "unroll", "threads", "lane_runs", "owned", "peel",
-                                                      "gated", nullptr};
+                                                      nullptr};
 
 // The unsigned integer of an element's width: what a kernel that only moves bits is instantiated with.
 const char* bits_type(int element) {
@@ -41,10 +41,6 @@ std::string scatter_body(const KernelSpec& s) {
            "jitops_kernel(const jitops::FillMarkedParams<" + std::to_string(f[F::kOffsetBits]) + ", " +
            std::to_string(dims) + "> p) {\n  jitops::fill_marked<" + bits_type(f[F::kElement]) + ", " +
            index_type + ", " + std::to_string(f[F::kVec]) + ">(p);\n}\n";
-  if (f[F::kOp] == kScatterRowDecide)  // whether the sorted row sums run (row_decide.cuh)
-    return "#include \"row_decide.cuh\"\n\n"
-           "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
-           "jitops_kernel(const jitops::RowSortParams p) {\n  jitops::row_decide<" + index_type + ">(p);\n}\n";
   // the row sums' kernels (row_sort.cuh, row_private.cuh)
   if (f[F::kOp] >= kScatterRowCount && f[F::kOp] <= kScatterRowPrivate) {
     const std::string vec_alpha_unroll = std::to_string(f[F::kVec]) + ", " + (f[F::kAlpha] ? "true" : "false") + ", " +
@@ -95,8 +91,7 @@ std::string scatter_body(const KernelSpec& s) {
   }
   return std::string("#include \"") + header + "\"\n\n"
          "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
-         "jitops_kernel(const " + params + " p) {\n  " +
-         (f[F::kGated] ? "if (*p.skip_if) return;  // the sorted row sums took the call\n  " : "") + call + "\n}\n";
+         "jitops_kernel(const " + params + " p) {\n  " + call + "\n}\n";
 }
 
 }  // namespace

@@ -23,7 +23,6 @@ struct ScatterSpecFields {
                    // the linear walk: 1 unless its innermost dim moves self and spans a warp
     kOwned,        // 1: the owned walk (scatter_owned.cuh): a thread takes every term of its destinations
     kPeel,         // 1: ragged packs (scatter.cuh's Peeled): units aligned in memory, a row's ends partly filled
-    kGated,        // 1: returns at once where *skip_if is set (the sorted row sums took the call; row_decide.cuh)
   };
 };
 

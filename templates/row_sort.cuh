@@ -16,10 +16,7 @@
 // kernels stay faster on sorted rows (float32 rows of 300, 208171 rows into
 // 131648: 208 against 250 us), but the planner cannot see the order, and an
 // atomic launch after the sums that ran only on a sorted index cost random
-// ones 10-15 us (benchmarks/NOTES.md item 70). Where the planner's rule sorts,
-// a sample of the index now decides first (row_decide.cuh): sorted or spread
-// indices go to a gated atomic kernel after these passes, which then return
-// at once (NOTES item 114).
+// ones 10-15 us (benchmarks/NOTES.md item 70).
 #pragma once
 #include "jitops/row_sort_params.h"
 #include "scatter.cuh"
@@ -66,10 +63,6 @@ __device__ __forceinline__ void for_each_row_of_chunk(const RowSortParams& p, Va
 }
 
 __device__ __forceinline__ void skip_bad_row(int64_t, int64_t) {}
-
-// Where a sample of the index decided for the atomic kernel (row_decide.cuh):
-// every pass returns at once, before it reads or writes any scratch.
-__device__ __forceinline__ bool left_to_atomics(const RowSortParams& p) { return p.taken && !*p.taken; }
 
 // Sum over the block (every thread gets it).
 __device__ __forceinline__ int block_sum(int v, int* warp_totals) {
@@ -127,7 +120,6 @@ __device__ __forceinline__ int exclusive_scan_shared(int* counts, int n, int bas
 // decrease and are all valid (chunk_in_order): a sorted index skips the sort.
 template <typename IndexT>
 __device__ __forceinline__ void row_count(const RowSortParams& p) {
-  if (left_to_atomics(p)) return;
   __shared__ int tile_rows[kRowSortMaxTiles];
   for (int t = threadIdx.x; t < p.tiles; t += blockDim.x) tile_rows[t] = 0;
   __syncthreads();
@@ -161,7 +153,6 @@ __device__ __forceinline__ bool rows_in_order(const RowSortParams& p) {
 // Pass 2, one block per tile: where each chunk's rows go in the tile's bucket
 // (a scan over the chunks, from 0), and the tile's total, stored plainly.
 __device__ __forceinline__ void row_scan(const RowSortParams& p) {
-  if (left_to_atomics(p)) return;
   __shared__ int warp_totals[32];
   const bool in_order = rows_in_order(p);
   if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -192,7 +183,7 @@ __device__ __forceinline__ void row_scan(const RowSortParams& p) {
 // each bucket and its rows per tile (2 x tiles words), then the staged rows.
 template <typename IndexT>
 __device__ __forceinline__ void row_place(const RowSortParams& p) {
-  if (left_to_atomics(p) || *p.in_order) return;
+  if (*p.in_order) return;
   extern __shared__ int place_shared[];
   int* base = place_shared;              // [tiles] this chunk's first position in each bucket
   int* local = place_shared + p.tiles;   // [tiles] its rows per tile, then where each tile's run starts in `staged`
@@ -254,7 +245,7 @@ __device__ __forceinline__ void row_place(const RowSortParams& p) {
 // on one counter (8 hot tiles of 145K rows: the sort 386 us of the call's
 // 576; now 448 in all, NOTES 77).
 __device__ __forceinline__ void row_tile_sort(const RowSortParams& p) {
-  if (left_to_atomics(p) || *p.in_order) return;
+  if (*p.in_order) return;
   __shared__ int slot[kRowSortTile];
   __shared__ int warp_totals[32];
   __shared__ int2 staged[kRowSortStaged];
@@ -393,7 +384,6 @@ __device__ __forceinline__ void sum_sorted_rows(const RowSortParams& p, int2 pai
 // (benchmarks/NOTES.md item 32).
 template <typename T, typename IndexT, int Vec, bool HasAlpha, int InFlight>
 __device__ __forceinline__ void row_sum(const RowSortParams& p) {
-  if (left_to_atomics(p)) return;
   typedef typename RowAcc<T>::type A;
   constexpr int Half = InFlight / 2;
   static_assert(InFlight <= 32 && Half * 2 == InFlight, "a pair lane per row of a batch");

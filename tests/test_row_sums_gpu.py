@@ -58,17 +58,8 @@ SORTED_ROWS = ["row sums: count rows per tile of destinations", "row sums: bucke
                "row sums: sum sorted rows per destination"]
 
 
-DECISION = "row sums: sorted, or left to the atomic kernel, by a sample of the index"
-
-
 def uses_row_sums(fn, *args, **kwargs):
-    """The sorted rows' passes: alone where forced (mode 2); under the rule after a sample's decision and the
-    atomic kernel gated on it (tests/test_row_decide_gpu.py)."""
-    passes = jitops.explain(fn, *args, **kwargs)
-    names = [p["regime"] for p in passes]
-    if names[:1] == [DECISION]:
-        return names[2:] == SORTED_ROWS and passes[1]["spec"]["gated"] == 1
-    return names == SORTED_ROWS
+    return regimes(fn, *args, **kwargs) == SORTED_ROWS
 
 
 @pytest.mark.parametrize("duplicates", ["distinct", "some", "all_equal"])

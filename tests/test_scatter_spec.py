@@ -141,25 +141,15 @@ def test_scatter_add_expanded_index_is_2d_and_vectorized():
     assert r["spec"]["dims"] == 2 and r["spec"]["vec"] == 4
 
 
-# the sample's decision, the atomic kernel gated on it, the five passes of the sorted rows
-SORTED_AFTER_DECISION = [21, 0, 10, 11, 12, 14, 13]
-
-
 def test_many_wide_rows_are_sorted_by_destination_then_summed():
-    """2^20 rows of 128 into 100000 (the bench's scatter_add): a sample of the index decides (one block), then
-    the atomic kernel gated on it, then count rows per bucket of 128 destinations, scan, place into buckets,
-    sort each bucket, sum."""
+    """2^20 rows of 128 into 100000 (the bench's scatter_add): count rows per bucket of 128 destinations,
+    scan, place into buckets, sort each bucket, sum."""
     for call in (("scatter_add_", V([100000, 128], "float32"), 0, V([M, 128], "int64", strides=[1, 0]),
                   V([M, 128], "float32")),
                  ("index_add_", V([100000, 128], "float64"), 0, V([M], "int32"), V([M, 128], "float64"))):
         passes = plans(*call)
-        assert [p["spec"]["op"] for p in passes] == SORTED_AFTER_DECISION
-        assert [p["regime"].split(": ")[0] for p in passes[:1] + passes[2:]] == ["row sums"] * 6
-        decision, atomics, passes = passes[0], passes[1], passes[2:]
-        assert decision["grid"] == (1, 1, 1) and decision["block"] == (256, 1, 1)
-        assert "row_decide<" in decision["source"] and decision["local_bytes"] == 0
-        assert atomics["spec"]["gated"] == 1 and "if (*p.skip_if) return;" in atomics["source"]
-        assert all(p["spec"]["gated"] == 0 for p in passes)
+        assert [p["spec"]["op"] for p in passes] == [10, 11, 12, 14, 13]
+        assert [p["regime"].split(": ")[0] for p in passes] == ["row sums"] * 5
         assert passes[-1]["spec"]["vec"] == 16 // (8 if call[1].dtype == "float64" else 4)
         assert passes[0]["grid"][0] == passes[2]["grid"][0] == M // 4096  # a block per chunk of 4096 rows
         assert passes[1]["grid"][0] == passes[3]["grid"][0] == 782  # a block per bucket of 128 destinations
@@ -229,7 +219,7 @@ def params_of(report):
                                                           "counts_strides")] +
                     [("index_positions", ctypes.c_int64 * dims), ("rows_first", ctypes.c_int32),
                      ("block_rows", ctypes.c_int32), ("peel_len", ctypes.c_int64), ("peel_src_step", ctypes.c_int32),
-                     ("peel_fixed_phase", ctypes.c_int32), ("skip_if", ctypes.c_void_p)])
+                     ("peel_fixed_phase", ctypes.c_int32)])
 
     raw = report["params"]
     assert len(raw) == report["param_bytes"] == ctypes.sizeof(Params)
@@ -437,7 +427,7 @@ def test_row_sums_only_for_destinations_past_half_the_l2():
     assert len(passes("float64", 854, 23451, 512)) == 1  # 3.5 MB of destinations
     assert len(passes("float32", 17000, 208171, 300)) == 1  # 20 MB
     sums = passes("float64", 20261, 83107, 300)  # 49 MB: sorted, 2598 runs of 32 rows split 3 ways
-    assert [p["spec"]["op"] for p in sums] == SORTED_AFTER_DECISION
+    assert [p["spec"]["op"] for p in sums] == [10, 11, 12, 14, 13]
     runs = (83107 + 31) // 32
     assert sums[-1]["block"][0] == 256 and sums[-1]["grid"][0] == (3 * runs + 7) // 8  # 8 warps a block
 
@@ -451,8 +441,8 @@ def test_row_sums_need_rows_of_256_bytes_and_768_bytes_of_them_a_destination():
     assert len(ops("float32", 262144, 8 * 262144, 32)) == 1  # 128-byte rows, 8 a destination
     assert len(ops("float64", 262144, 8 * 262144, 16)) == 1
     assert len(ops("float32", 262144, 2 * 262144, 64)) == 1  # 256-byte rows, 2 a destination
-    assert ops("float32", 262144, 3 * 262144, 64) == SORTED_AFTER_DECISION  # 3 a destination
-    assert ops("float64", 262144, 4 * 262144, 32) == SORTED_AFTER_DECISION
+    assert ops("float32", 262144, 3 * 262144, 64) == [10, 11, 12, 14, 13]  # 3 a destination
+    assert ops("float64", 262144, 4 * 262144, 32) == [10, 11, 12, 14, 13]
 
 
 def test_max_and_min_take_one_unit_a_thread_under_32_terms_a_destination():

@@ -96,21 +96,7 @@ py::object run_row_sum(CallArrays& call, const ScatterProblem& p, const RowSumLa
     words = scratch->data();
   }
   std::vector<LaunchPlan> plans;
-  const DeviceInfo device = planning_device(call, explain_arch);
-  IndexErrorSlot* slot = planning_error_slot(call, explain_arch);
-  const int* taken = plan_row_sum(p, layout, words, device, slot, plans);
-  // Where a sample of the index decides, the atomic kernel gated on the decision goes right after it, before
-  // the sorted rows' passes: where it runs, the host launches those (which return at once) while it runs;
-  // after them, the host's launches of five passes that did nothing added ~25 us to the call (NOTES 114).
-  // Mode 4 leaves it out, for tests.
-  ScatterProblem atomics = p;
-  atomics.skip_if = taken;
-  LaunchPlan gated;
-  if (taken && row_sum_mode() != 4 && plan_scatter(atomics, device, slot, gated)) {
-    gated.spec.fields[ScatterSpecFields::kGated] = 1;
-    gated.tunable = false;
-    plans.insert(plans.begin() + 1, gated);
-  }
+  plan_row_sum(p, layout, words, planning_device(call, explain_arch), planning_error_slot(call, explain_arch), plans);
   return execute(call, plans.data(), int(plans.size()), py::reinterpret_borrow<py::object>(self), kSlotSelf,
                  explain_arch);
 }
@@ -348,10 +334,7 @@ void bind_scatter_ops(py::module_& m) {
         "Development knob: index_fill_'s marked pass over self -1 where it pays, 0 never, 1 wherever it applies.");
   m.def("_set_row_sum_mode", &set_row_sum_mode,
         "Development knob: row sums 0 off, 1 where they pay, 2 sorted wherever they apply, 3 private copies "
-        "wherever they fit, 4 as 1 with no atomic kernel after a sample's decision (tests).");
-  m.def("_set_row_sum_hot_rows", &set_row_sum_hot_rows,
-        "Development knob: rows a destination for which a sample of the index sorts the rule's rows (below 0: "
-        "no sample, the rule's rows always sorted); returns the previous value.");
+        "wherever they fit.");
   m.def("_set_row_private_shape", &set_row_private_shape,
         "Development knob: private copies' shared memory per SM (bytes), rows a warp loads at a time, warps a "
         "block aims for.");

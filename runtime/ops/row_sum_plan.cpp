@@ -19,9 +19,6 @@ constexpr int kPrivateRowsPerCopy = 64;  // at least, else fewer blocks
 constexpr int kRegistersPerSm = 65536;   // 32-bit, sm_70 to sm_90 (a block's at most)
 constexpr int kSumWarpsPerSm = 64;       // sums: warps an SM is given work for (a full SM's threads)
 std::atomic<int> g_mode{1};
-// Rows a destination, at least, for which the decision sorts an index whose
-// destinations are not spread evenly (row_decide.cuh; below 0: no decision).
-std::atomic<int> g_hot_rows{8};
 std::atomic<int> g_private_shared{232448};  // bytes of copies an SM holds (what is left is L1)
 std::atomic<int> g_private_in_flight{32};   // rows a warp loads at a time
 std::atomic<int> g_private_warps{8};        // a block, at least, where narrower units allow (x2 for 16-bit)
@@ -111,36 +108,6 @@ bool plan_private_copies(RowSumLayout& l, int element_bytes, int64_t length, con
   return true;
 }
 
-// Where the rule says sorting pays, only the index's values can tell: a
-// sorted index (the atomic kernel combines its runs) and few rows a
-// destination at random lost to the atomics, a few hot destinations won by
-// 2-4x (79 plans of seeds 100-1905, H200: under the rule, sorted indices
-// 0.78x of the atomics in geomean, random 0.98x, 8 hot values 1.78x; NOTES
-// 114). So the rule's rows sort after a decision on the device, from pairs
-// of equal destinations among kRowDecideSamples evenly spread entries: as
-// many as an index whose every destination took g_hot_rows rows would show
-// (C(n, 2) * rows_a_destination / rows), and never fewer than
-// kMinHotPairs, so that an even spread of few rows a destination does not
-// reach them by chance (1905's case: 1024 samples of 139132 rows into 74514
-// show 7 pairs on average, the bar is 31). Where rows of 2 KB or more meet 3
-// or more a destination on average, any unsorted index sorts: there the sums
-// won at random too (4 of 5 such plans, 1.41-1.63x; NOTES 114).
-constexpr int kMinHotPairs = 4;
-constexpr int64_t kEvenRowsPerDestination = 3;
-constexpr int64_t kEvenRowBytes = 2048;
-void plan_decision(RowSumLayout& l, int64_t row_bytes) {
-  const int hot_rows = g_hot_rows.load();
-  if (hot_rows < 0) return;
-  l.decides = true;
-  if (l.rows >= kEvenRowsPerDestination * l.destinations && row_bytes >= kEvenRowBytes) {
-    l.hot_pairs = 0;
-    return;
-  }
-  const int64_t n = std::min<int64_t>(kRowDecideSamples, l.rows);
-  const int64_t pairs = (n * (n - 1) / 2 * hot_rows + l.rows - 1) / l.rows;
-  l.hot_pairs = int(std::max<int64_t>(kMinHotPairs, pairs));
-}
-
 bool is_float_element(int e) {
   return e == kElemFloat16 || e == kElemBFloat16 || e == kElemFloat32 || e == kElemFloat64;
 }
@@ -148,8 +115,6 @@ bool is_float_element(int e) {
 }  // namespace
 
 void set_row_sum_mode(int mode) { g_mode = mode; }
-int row_sum_mode() { return g_mode.load(); }
-int set_row_sum_hot_rows(int rows) { return g_hot_rows.exchange(rows); }
 void set_row_private_shape(int shared_bytes, int in_flight, int warps) {
   g_private_shared = shared_bytes;
   g_private_in_flight = in_flight;
@@ -167,7 +132,7 @@ size_t RowSumLayout::scratch_words() const {
   // tile sums, total, tile starts, chunk counts, chunks in order, in order, one word to align the pairs,
   // bucketed and sorted pairs
   return size_t(tiles) + 1 + size_t(tiles) + size_t(tiles) * size_t(chunks) + size_t(chunks) + 1 + 1 +
-         size_t(4 * rows) + (decides ? 1 : 0);  // ... the decision last
+         size_t(4 * rows);
 }
 
 bool row_sums_considered(const ScatterProblem& p) {
@@ -221,7 +186,6 @@ RowSumLayout row_sum_layout(const ScatterProblem& p, const DeviceInfo& device) {
     return copies;
   }
   l.applies = mode != 3 && pays(l, length * p.element_bytes, p.element, device);
-  if (l.applies && (mode == 1 || mode == 4)) plan_decision(l, length * p.element_bytes);
   // The sum pass: a warp per run of kRowSortRun sorted rows.
   l.warps = std::clamp(g_sum_warps.load(), 1, 32);
   l.in_flight = fit_in_flight(g_sum_in_flight.load(), int((l.vec * p.element_bytes + 3) / 4), l.warps);
@@ -236,8 +200,8 @@ RowSumLayout row_sum_layout(const ScatterProblem& p, const DeviceInfo& device) {
   return l;
 }
 
-const int* plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, const DeviceInfo& device,
-                        IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans) {
+void plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scratch, const DeviceInfo& device,
+                  IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans) {
   RowSortParams params{};
   params.index = p.index;
   params.src = p.src;
@@ -282,7 +246,7 @@ const int* plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scr
   if (l.private_copies) {
     add_launch(kScatterRowPrivate, p.element, p.index_bytes, l.vec, p.has_alpha, l.in_flight, unsigned(l.warps * 32),
                l.blocks, l.shared_bytes, "row sums: rows added into private copies of self's rows in shared memory");
-    return nullptr;
+    return;
   }
   params.tile_sums = scratch;
   params.total = params.tile_sums + l.tiles;
@@ -294,10 +258,6 @@ const int* plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scr
   int* after_counts = params.in_order + 1;
   params.bucketed = reinterpret_cast<int2*>(scratch + ((after_counts - scratch + 1) & ~int64_t(1)));
   params.sorted = params.bucketed + l.rows;
-  if (l.decides) {
-    params.taken = reinterpret_cast<int*>(params.sorted + l.rows);
-    params.hot_pairs = l.hot_pairs;
-  }
   params.chunk_rows = l.chunk_rows;
   params.chunks = l.chunks;
   params.tiles = l.tiles;
@@ -305,9 +265,6 @@ const int* plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scr
   // its rows in tile order when they fit (templates/row_sort.cuh, row_place)
   const unsigned place_shared =
       unsigned(2 * 4 * l.tiles + (l.chunk_rows <= kRowSortStaged ? 8 * kRowSortStaged : 0));
-  if (l.decides)
-    add_launch(kScatterRowDecide, 0, p.index_bytes, 1, false, 1, kThreads, 1, 0,
-               "row sums: sorted, or left to the atomic kernel, by a sample of the index");
   add_launch(kScatterRowCount, 0, p.index_bytes, 1, false, 1, kThreads, unsigned(l.chunks), 0,
              "row sums: count rows per tile of destinations");
   add_launch(kScatterRowScan, 0, 0, 1, false, 1, kThreads, unsigned(l.tiles), 0, "row sums: bucket positions per tile");
@@ -318,7 +275,6 @@ const int* plan_row_sum(const ScatterProblem& p, const RowSumLayout& l, int* scr
   // The sums read the index where the count found it sorted (templates/row_sort.cuh).
   add_launch(kScatterRowSum, p.element, p.index_bytes, l.vec, p.has_alpha, l.in_flight, unsigned(l.warps * 32),
              l.blocks, 0, "row sums: sum sorted rows per destination");
-  return params.taken;
 }
 
 }  // namespace jitops

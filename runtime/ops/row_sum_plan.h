@@ -30,11 +30,6 @@ struct RowSumLayout {
   int tiles = 0;            // buckets of kRowSortTile destinations
   int64_t chunk_rows = 0;   // rows per count / place block
   int chunks = 0;
-  // Sorted rows where the planner cannot tell whether sorting pays: a sample
-  // of the index decides on the device (templates/row_decide.cuh), and a
-  // gated atomic kernel follows the passes. hot_pairs: RowSortParams's.
-  bool decides = false;
-  int hot_pairs = 0;
   size_t scratch_words() const;  // 32-bit words: see templates/jitops/row_sort_params.h (none zeroed)
 };
 
@@ -47,24 +42,14 @@ bool row_sums_considered(const ScatterProblem& problem);
 RowSumLayout row_sum_layout(const ScatterProblem& problem, const DeviceInfo& device);
 
 // The launches: one with private copies; else five (count, scan, place, sort
-// buckets, sum), after the decision where layout.decides, with `scratch`
-// holding layout.scratch_words() words (no memset first: every pass stores
-// what the next one reads).
-// Returns the decision's word where layout.decides (the gated atomic kernel's
-// skip_if, for the caller to plan right after the decision), else null.
-const int* plan_row_sum(const ScatterProblem& problem, const RowSumLayout& layout, int* scratch,
-                        const DeviceInfo& device, IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans);
+// buckets, sum), with `scratch` holding layout.scratch_words() words (no
+// memset first: every pass stores what the next one reads).
+void plan_row_sum(const ScatterProblem& problem, const RowSumLayout& layout, int* scratch, const DeviceInfo& device,
+                  IndexErrorSlot* error_slot, std::vector<LaunchPlan>& plans);
 
 // Development knob: 0 off, 1 where it pays (the default), 2 sorted wherever it
 // applies, 3 private copies wherever they fit.
-// Modes: 0 off, 1 where they pay (a sample deciding where the rule cannot), 2
-// sorted wherever they apply, 3 private copies wherever they fit, 4 as 1 with
-// no atomic kernel after a decision (tests: the decision shows in self).
 void set_row_sum_mode(int mode);
-int row_sum_mode();
-// Rows a destination the decision wants (kHotRowsPerDestination); below 0, no
-// decision (the rule's sorted row sums always run). Returns the previous value.
-int set_row_sum_hot_rows(int rows);
 // Development knob: the private copies' shared memory per SM (bytes), rows a
 // warp loads at a time (2 to 32, even) and the warps a block aims for.
 void set_row_private_shape(int shared_bytes, int in_flight, int warps);

@@ -208,7 +208,6 @@ void fill_params(const ScatterProblem& p, IndexErrorSlot* slot, LaunchPlan& plan
   params.peel_len = p.peel_len;
   params.peel_src_step = p.peel_src_step;
   params.peel_fixed_phase = p.peel_fixed_phase ? 1 : 0;
-  params.skip_if = p.skip_if;
   std::memcpy(params.value, p.value, sizeof(params.value));
   for (int d = 0; d < Dims; ++d) {
     const bool used = d < s.ndim;

@@ -47,7 +47,6 @@ struct ScatterProblem {
   int64_t peel_len = 0;     // set by planning: ragged packs (ScatterParams::peel_len)
   int peel_src_step = 1;    // ... and src's step along their row (ScatterParams::peel_src_step)
   bool peel_fixed_phase = false;  // ... and whether every row lies at one phase (ScatterParams::peel_fixed_phase)
-  const int* skip_if = nullptr;   // ScatterParams::skip_if: set, the kernel is gated (spec field kGated)
 };
 
 // Index counts up to this use the small-index regime (one block row walks all

@@ -20,9 +20,6 @@
 //   bucketed[rows]              (row, destination) pairs in tile order (place)
 //   sorted[rows]                (row, destination) pairs in destination order
 //                               (both 8-byte aligned: the words before are even)
-//   taken[1]                    where a sample decides (row_decide.cuh): 1 where
-//                               these passes add the rows, 0 where they return
-//                               at once and the atomic kernel after them does
 #pragma once
 #include "jitops/index_errors.h"
 #if !defined(JITOPS_DEVICE_COMPILE)
@@ -39,8 +36,6 @@ constexpr int kRowSortMaxChunks = 1024;  // count / place blocks, at most
 constexpr int kRowSortRun = 32;          // sorted rows per warp in the sums
 constexpr int kRowSortThreads = 256;     // threads per block of every pass
 constexpr int kRowSortStaged = 4096;     // rows of a bucket sorted in shared memory (32 KB)
-constexpr int kRowDecideSamples = 1024;  // index entries the decision reads, spread evenly over the rows
-constexpr int kRowDecideSlots = 2048;    // its hash table of their destinations (at most half full)
 
 struct RowSortParams {
   typedef int64_t Stride;  // add_pack's offsets
@@ -73,12 +68,6 @@ struct RowSortParams {
   int32_t copies;           // private copies of self's rows a block (row_private.cuh)
   int32_t unit_splits;      // warps a run of sorted rows is split over, each taking every unit_splits-th
                             // group of a row's units (sums; 1 where the runs alone fill the device)
-  // Where the planner cannot tell whether sorting pays (row_decide.cuh): the
-  // decision's word (see the scratch above), and the pairs of equal
-  // destinations among the samples from which the rows are sorted (0: any
-  // unsorted index). Null: the passes always run.
-  int* taken;
-  int32_t hot_pairs;
 };
 
 }  // namespace jitops

@@ -41,8 +41,6 @@ enum ScatterOp : int32_t {
   kScatterAddCounted = 19,   // kScatterAdd that also counts each unit (mean, include_self=True): a spec's
                              // op only; the problem's op stays kScatterAdd, its counts set
   kScatterPrivateMul = 20,   // products into private copies of a small self in shared memory, then into self
-  kScatterRowDecide = 21,    // row sums' pass 0 (row_decide.cuh, RowSortParams): from a sample of the index,
-                             // whether the row sums run or leave the call to the atomic kernel after them
 };
 
 template <int Bits, int Dims>
@@ -100,9 +98,6 @@ struct ScatterParams {
   // then follows from its own place, and its src loads need not wait for the
   // index.
   int32_t peel_fixed_phase;
-  // A gated kernel (the spec's `gated`) returns at once where this word is
-  // not 0: the sorted row sums before it took the call (row_decide.cuh).
-  const int* skip_if;
 };
 
 }  // namespace jitops
