@@ -39,8 +39,8 @@ int fit_in_flight(int wanted, int unit_words, int warps) {
 // float32 into 100000: atomics 368 us, 42% of copy) and the sort's own cost
 // (five launches): enough elements that the adds dominate, rows wide
 // enough (below), at most 64 rows per destination on average (hot rows
-// stay with the atomic kernels, whose threads merge equal destinations), a
-// scan no longer than the rows, and destination rows that do not fit in half
+// stay with the atomic kernels, whose threads merge equal destinations), and
+// destination rows that do not fit in half
 // the L2, where the atomics read-modify-write their sectors from DRAM: into
 // rows that fit, the atomics stay in L2 (float64 rows of 512 into 854, 3.5
 // MB: atomics 62 us, sums 87-161; float32 rows of 300 into 17000, 20 MB:
@@ -49,19 +49,31 @@ int fit_in_flight(int wanted, int unit_words, int warps) {
 // reduction, and on the bench's scatter_add they took 155 us against 216 us
 // for sorting (36 us) and summing (benchmarks/NOTES.md items 21, 30).
 // The sort costs the same a row whatever its width, and the adds it saves grow
-// with the row and its duplicates: rows of 256 bytes or more, and at least
-// kMinRowBytesPerDestination of them a destination (random index, H100, NOTES
-// 77: rows of 128 bytes, 2-8 a destination, sums 257-579 us against atomics
-// 247-319; rows of 256 bytes, 1.5-2 a destination, 301-371 against 300-307,
-// 4-8 a destination 184-256 against 234-278; rows of 1200 bytes, 1.6 a
-// destination, 259 against 305, NOTES 69).
-constexpr int64_t kMinRowBytesPerDestination = 768;
+// with the row and its duplicates. Which index the call holds decides the
+// rest, and the planner cannot see it: on 112 plans of the old rule (rows of
+// 256 bytes or more, 768 bytes of them a destination; seeds 100-1905 and
+// 6400-7000, H200, NOTES 114) sorting ran 0.78x of the atomics on sorted
+// indices (the atomic kernel combines their runs), 0.98x at random, and 1.4-1.8x
+// on 8 hot destinations, whose adds contend on a few rows. A sample of the
+// index deciding on the device cost ~25 us a call (its launch, and five
+// passes returning at once), more than it saved (NOTES 114). So the rows sort
+// only where they won at random too: 3 or more a destination on average, of
+// 512 bytes or more (the bench's scatter_add: 10.5 rows of 512 bytes, 220 us
+// against atomics' 368; at random below that, 0.65-0.95x), or of 256 bytes
+// from 8 a destination on (the training bench's GNN layer, 16 rows of 256
+// bytes a node; rows of 256 bytes, 3-4 a destination at random: 0.78-0.88x).
+// There sorted indices still lose (0.52-0.91x), and hot rows below it stay
+// with the atomics (PyTorch's own speed there).
+constexpr int64_t kMinRowsPerDestination = 3;
+constexpr int64_t kMinRowBytes = 512;
+constexpr int64_t kMinNarrowRowsPerDestination = 8;  // ... for rows of 256 to 511 bytes
 bool pays(const RowSumLayout& l, int64_t row_bytes, int element, const DeviceInfo& device) {
   if (g_mode.load() == 2) return true;
   if (element == kElemFloat16 || element == kElemBFloat16) return false;
+  const int64_t per_destination = row_bytes >= kMinRowBytes ? kMinRowsPerDestination : kMinNarrowRowsPerDestination;
   return l.rows >= 4096 && l.rows * row_bytes >= kMinBytes && row_bytes >= 256 &&
-         l.rows * row_bytes >= kMinRowBytesPerDestination * l.destinations && l.rows <= 64 * l.destinations &&
-         l.destinations <= 16 * l.rows && device.past_half_l2(l.destinations * row_bytes);
+         l.rows >= per_destination * l.destinations && l.rows <= 64 * l.destinations &&
+         device.past_half_l2(l.destinations * row_bytes);
 }
 
 // Private copies (templates/row_private.cuh). Fits when a block holds
