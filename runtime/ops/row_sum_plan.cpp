@@ -40,8 +40,8 @@ int fit_in_flight(int wanted, int unit_words, int warps) {
 // (five launches): enough elements that the adds dominate, rows wide
 // enough (below), at most 64 rows per destination on average (hot rows
 // stay with the atomic kernels, whose threads merge equal destinations), and
-// destination rows that do not fit in half
-// the L2, where the atomics read-modify-write their sectors from DRAM: into
+// destination rows that do not fit in half the L2, where the atomics
+// read-modify-write their sectors from DRAM: into
 // rows that fit, the atomics stay in L2 (float64 rows of 512 into 854, 3.5
 // MB: atomics 62 us, sums 87-161; float32 rows of 300 into 17000, 20 MB:
 // atomics 114, sums 154; NOTES 70-71).
@@ -61,7 +61,9 @@ int fit_in_flight(int wanted, int unit_words, int warps) {
 // 512 bytes or more (the bench's scatter_add: 10.5 rows of 512 bytes, 220 us
 // against atomics' 368; at random below that, 0.65-0.95x), or of 256 bytes
 // from 8 a destination on (the training bench's GNN layer, 16 rows of 256
-// bytes a node; rows of 256 bytes, 3-4 a destination at random: 0.78-0.88x).
+// bytes a node; rows of 256 bytes, 3-4 a destination at random: 0.78-0.88x
+// on the H200, where on an H100 4-8 a destination had sorted faster, 184-256
+// us against 234-278, NOTES 77).
 // There sorted indices still lose (0.52-0.91x), and hot rows below it stay
 // with the atomics (PyTorch's own speed there).
 constexpr int64_t kMinRowsPerDestination = 3;
