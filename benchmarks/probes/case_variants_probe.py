@@ -4,7 +4,7 @@ cheaper than env_variants.sh (one build of the operands and one PyTorch timing a
 Usage:
   python3 case_variants_probe.py CASES.json OUT.json "base=" "cap=JITOPS_PROBE_CAP=1" ... [--rounds 2]
 A variant is NAME=VAR=VALUE[,VAR=VALUE...] (empty after the first '=': no variable; a VAR named _set_* calls
-that jitops._core knob with VALUE; variants that do not name it keep the value last set). Writes
+that jitops._core knob with VALUE, or with the integers of VALUE split at ':'; variants that do not name it keep the value last set). Writes
 {"SEED NAME": {"torch": us, "VARIANT": [us a round, ...], "wrong": [VARIANT, ...] where its result differs
 from PyTorch's, "detail": {VARIANT: the check's words}}} after every case."""
 import json
@@ -21,12 +21,13 @@ def parse_variants(specs):
 
 
 def set_core_knobs(env):
-    """Variables named _set_* call jitops._core's development knob of that name with their integer value."""
+    """Variables named _set_* call jitops._core's development knob of that name with their integer value
+    (values joined by ':' for a knob of several arguments, e.g. _set_row_sum_shape=8:4)."""
     from jitops import _core
 
     for var, value in env.items():
         if var.startswith("_set_"):
-            getattr(_core, var)(int(value))
+            getattr(_core, var)(*(int(v) for v in value.split(":")))
 
 
 def once(run):
