@@ -339,7 +339,8 @@ void bind_scatter_ops(py::module_& m) {
         "Development knob: private copies' shared memory per SM (bytes), rows a warp loads at a time, warps a "
         "block aims for.");
   m.def("_set_row_sum_shape", &set_row_sum_shape,
-        "Development knob: sorted rows' sums, rows a group of lanes loads at a time and warps a block.");
+        "Development knob: sorted rows' sums, rows a group of lanes loads at a time and warps a block (float64: "
+        "half of them).");
 }
 
 }  // namespace jitops
