@@ -10,7 +10,7 @@ namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"element", "index", "dims", "offset", "op", "vec",
                                                       "alpha", "unroll", "threads", "lane_runs", "owned", "peel",
-                                                      nullptr};
+                                                      "tile_a", "tile_b", "index_each", nullptr};
 
 // The unsigned integer of an element's width: what a kernel that only moves bits is instantiated with.
 const char* bits_type(int element) {
@@ -35,6 +35,13 @@ std::string scatter_body(const KernelSpec& s) {
   const char* index_type = f[F::kIndexBytes] == 4 ? "int" : "long long";
   const std::string linear_args = element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
                                   (generic ? "true" : "false");
+  if (f[F::kTileA] > 0)  // index_copy_'s tiles (scatter_tile.cuh): the gather tiles' parameters, self as out
+    return "#include \"scatter_tile.cuh\"\n\n"
+           "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
+           "jitops_kernel(const jitops::GatherTileParams<" + std::to_string(param_dims) + ", " +
+           std::to_string(f[F::kOffsetBits]) + "> p) {\n  jitops::copy_tiles<" + bits_type(f[F::kElement]) + ", " +
+           index_type + ", " + std::to_string(f[F::kTileA]) + ", " + std::to_string(f[F::kTileB]) + ", " +
+           std::to_string(f[F::kMaxThreads]) + ", " + (f[F::kTileIndexEach] ? "true" : "false") + ">(p);\n}\n";
   if (f[F::kOp] == kScatterFillMarked)  // index_fill_'s pass over self (fill_marked.cuh): bits of the width
     return "#include \"fill_marked.cuh\"\n\n"
            "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"

@@ -16,6 +16,7 @@
 #include "runtime/ops/scatter_mean.h"
 #include "runtime/ops/scatter_private_plan.h"
 #include "runtime/ops/scatter_ragged.h"
+#include "runtime/ops/scatter_tile_plan.h"
 
 namespace jitops {
 namespace {
@@ -689,6 +690,15 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   if (p.space.numel() == 0) return false;
   p.space.operands = kScatterOperands;
   if (p.op == kScatterFill && plan_fill_marked(p, device, error_slot, plan)) return true;
+  if (p.op == kScatterCopy) {  // src dense along another dim than self: through shared memory (scatter_tile_plan.h)
+    const CopyTileChoice tile = copy_tile_choice(p);
+    if (tile.tiled()) {
+      plan.tunable = true;
+      plan.tuning = resolve_tuning(scatter_point(tile.problem), device, LaunchTuning());
+      plan_copy_tiles(tile, fits_32bit(tile.problem), error_slot, device, plan);
+      return true;
+    }
+  }
   // The identity stores and counts before a reduction read no source: where
   // the indexed dim is self's innermost, src's strides go, so that they
   // neither block a collapse nor pick the walk's order. A float64

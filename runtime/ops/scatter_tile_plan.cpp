@@ -1,0 +1,124 @@
+#include "runtime/ops/scatter_tile_plan.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "jit/scatter_source.h"
+#include "jitops/gather_tile_params.h"
+#include "jitops/scatter_params.h"
+#include "runtime/int_math.h"
+#include "runtime/ops/elementwise_tile_plan.h"
+
+namespace jitops {
+namespace {
+
+std::atomic<int> g_copy_tiles{1};
+
+// Copies under this many units stay on the strided walk, as the gather tiles' outputs do (gather_tile_plan.cpp:
+// a few thousand units ran faster in one strided pass than through the tile's loads, barrier and stores).
+constexpr int64_t kMinTiledUnits = int64_t(1) << 15;
+
+template <int Dims, int Bits>
+void fill_params(const CopyTileChoice& c, int tile_a, int tile_b, IndexErrorSlot* slot, LaunchPlan& plan) {
+  const ScatterProblem& p = c.problem;
+  // The tile operands, numbered as GatherTileParams's: self as the output, src as x.
+  IterationSpace s = p.space;
+  s.operands = kGatherTileOperands;
+  for (int d = 0; d < s.ndim; ++d) {
+    s.strides[kTileOut][d] = p.space.strides[kSelfOperand][d];
+    s.strides[kTileX][d] = p.space.strides[kSrcOperand][d];
+    s.strides[kTileIndex][d] = p.space.strides[kIndexOperand][d];
+    s.strides[kTileIndexPosition][d] = p.space.strides[kIndexPositionOperand][d];
+  }
+  GatherTileParams<Dims, Bits> q{};
+  fill_tile_geometry(s, c.dim_b, tile_a, tile_b, kGatherTileOperands, q.tiles);
+  q.tiles.data[kTileOut] = p.self;
+  q.tiles.data[kTileX] = const_cast<void*>(p.src);
+  q.tiles.data[kTileIndex] = const_cast<void*>(p.index);
+  q.error = slot;
+  q.axis_size = p.axis_size;
+  q.axis_stride = typename OffsetTypes<Bits>::Stride(p.axis_stride);
+  q.op_code = p.op_code;
+  plan.set_params(q);
+}
+
+template <int Bits>
+void fill_params_for_dims(int dims, const CopyTileChoice& c, int tile_a, int tile_b, IndexErrorSlot* slot,
+                          LaunchPlan& plan) {
+  switch (dims) {
+    case 2: return fill_params<2, Bits>(c, tile_a, tile_b, slot, plan);
+    case 3: return fill_params<3, Bits>(c, tile_a, tile_b, slot, plan);
+    default: return fill_params<kMaxDims, Bits>(c, tile_a, tile_b, slot, plan);
+  }
+}
+
+}  // namespace
+
+int set_copy_tiles(int mode) { return g_copy_tiles.exchange(mode); }
+
+CopyTileChoice copy_tile_choice(const ScatterProblem& p) {
+  CopyTileChoice none;
+  if (p.op != kScatterCopy || g_copy_tiles.load(std::memory_order_relaxed) == 0 || p.space.numel() < kMinTiledUnits)
+    return none;
+  CopyTileChoice c;
+  c.problem = p;
+  IterationSpace& s = c.problem.space;
+  // Self's memory order, the indexed dim counted where its writes land (at the axis's stride), then src's.
+  IterationSpace key = s;
+  for (int d = 0; d < key.ndim; ++d)
+    if (key.strides[kSelfOperand][d] == 0 && key.strides[kIndexOperand][d] != 0)
+      key.strides[kSelfOperand][d] = std::max<int64_t>(1, magnitude(p.axis_stride));
+  const int priority[] = {kSelfOperand, kSrcOperand};
+  int order[kMaxDims + 16];
+  memory_order(key, priority, 2, order);
+  permute_dims(s, order);
+  collapse(s);
+  const int a = s.ndim - 1;
+  if (s.ndim < 2 || s.ndim > kMaxDims || s.sizes[a] < kMinTileExtent) return none;
+  // self written along a; src's step along a past its stride along b (an src expanded along a, stride 0, reads
+  // one address a warp on the walk already)
+  const int64_t src_step_a = magnitude(s.strides[kSrcOperand][a]);
+  if (magnitude(s.strides[kSelfOperand][a]) != 1 || src_step_a <= 1) return none;
+  int b = -1;
+  for (int d = a - 1; d >= 0; --d)
+    if (s.strides[kSrcOperand][d] != 0 &&
+        (b < 0 || magnitude(s.strides[kSrcOperand][d]) < magnitude(s.strides[kSrcOperand][b])))
+      b = d;
+  if (b < 0 || s.sizes[b] < kMinTileExtent || magnitude(s.strides[kSrcOperand][b]) >= src_step_a) return none;
+  c.dim_b = b;
+  c.index_each = s.strides[kIndexOperand][b] != 0;
+  return c;
+}
+
+void plan_copy_tiles(const CopyTileChoice& c, bool offsets_fit_32_bits, IndexErrorSlot* error_slot,
+                     const DeviceInfo& device, LaunchPlan& plan) {
+  const ScatterProblem& p = c.problem;
+  const IterationSpace& s = p.space;
+  const LaunchTuning& tuning = plan.tuning.config;
+  int tile_a = 0, tile_b = 0;
+  tile_edges(s.sizes[s.ndim - 1], s.sizes[c.dim_b], tuning.threads, tile_a, tile_b);
+  const int block = tile_threads(tuning.threads, tile_a, tile_b);
+  shrink_to_shared_memory(tile_a, tile_b, [&](int ta, int tb) {
+    return int64_t(ta) * staged_tile_pitch(p.element_bytes, tb) * p.element_bytes;
+  });
+  const int threads = std::min(block, tile_a * tile_b);
+  const int dims = s.ndim <= 3 ? s.ndim : kMaxDims;
+  using F = ScatterSpecFields;
+  plan.spec = scatter_spec(p.element, p.index_bytes, dims, offsets_fit_32_bits ? 32 : 64, p.op, 1, 0, threads);
+  plan.spec.fields[F::kTileA] = tile_a;
+  plan.spec.fields[F::kTileB] = tile_b;
+  plan.spec.fields[F::kTileIndexEach] = c.index_each;
+  plan.block[0] = unsigned(threads);
+  plan.block[1] = plan.block[2] = 1;
+  plan.grid[0] = grid_blocks(tile_count(s, c.dim_b, tile_a, tile_b), 1, threads, device, tuning.waves);
+  plan.grid[1] = plan.grid[2] = 1;
+  plan.regime = c.index_each ? "tiled: src dense along the indexed dim, self along another, staged through shared "
+                               "memory"
+                             : "tiled: src dense along another dim than self, staged through shared memory";
+  if (offsets_fit_32_bits)
+    fill_params_for_dims<32>(dims, c, tile_a, tile_b, error_slot, plan);
+  else
+    fill_params_for_dims<64>(dims, c, tile_a, tile_b, error_slot, plan);
+}
+
+}  // namespace jitops
