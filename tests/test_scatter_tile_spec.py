@@ -40,10 +40,14 @@ def test_a_whole_transposed_src_through_a_dim_of_one_is_tiled(knob):
                 V(shape, "bfloat16", strides=[1, 64, 1088, 1088]))["spec"]["tile_a"] == 0
 
 
-def test_src_dense_along_the_indexed_dim_loads_a_value_a_row():
-    r = plan(V([45, 19, 67], "float32"), 0, V([41], "int32"), stored([41, 19, 67], (1, 2, 0), "float32"))
+def test_src_dense_along_the_indexed_dim_loads_a_value_a_row_past_half_the_l2():
+    """src stored with the indexed dim innermost: tiles of a value a row where src passes half the L2 (25 MB
+    of sm_90's 50 planned with no GPU); within it the walk's lanes re-read src's sectors from the L2."""
+    r = plan(V([45, 19, 9001], "float32"), 0, V([41], "int32"), stored([41, 19, 9001], (1, 2, 0), "float32"))
     assert r["spec"]["tile_a"] > 0 and r["spec"]["index_each"] == 1
     assert "copy_tiles<unsigned int, int, 32, 32, 256, true>" in r["source"]
+    r = plan(V([45, 19, 8001], "float32"), 0, V([41], "int32"), stored([41, 19, 8001], (1, 2, 0), "float32"))
+    assert r["spec"]["tile_a"] == 0
 
 
 def test_channels_last_src_into_a_contiguous_self():
@@ -58,6 +62,8 @@ def test_channels_last_src_into_a_contiguous_self():
      V([450, 11, 67], "float32", strides=[11, 1, 0])),
     ("src's dense dim under 16", V([15, 130, 67], "float32"), 1, 110, stored([15, 110, 67], (1, 2, 0), "float32")),
     ("self's inner dim under 16", V([450, 130, 15], "float32"), 1, 110, stored([450, 110, 15], (2, 1, 0), "float32")),
+    ("src dense along the indexed dim, within half the L2", V([45, 19, 67], "float32"), 0, 41,
+     stored([41, 19, 67], (1, 2, 0), "float32")),
     ("the indexed dim is self's inner one", V([450, 13, 67], "float32"), 2, 60,
      stored([450, 13, 60], (2, 0, 1), "float32")),
 ])

@@ -691,7 +691,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   p.space.operands = kScatterOperands;
   if (p.op == kScatterFill && plan_fill_marked(p, device, error_slot, plan)) return true;
   if (p.op == kScatterCopy) {  // src dense along another dim than self: through shared memory (scatter_tile_plan.h)
-    const CopyTileChoice tile = copy_tile_choice(p);
+    const CopyTileChoice tile = copy_tile_choice(p, device);
     if (tile.tiled()) {
       plan.tunable = true;
       plan.tuning = resolve_tuning(scatter_point(tile.problem), device, LaunchTuning());

@@ -19,7 +19,7 @@ struct CopyTileChoice {
 };
 
 // Whether index_copy_'s `p` (its space as built, in src's dims) is tiled, and along which dims.
-CopyTileChoice copy_tile_choice(const ScatterProblem& p);
+CopyTileChoice copy_tile_choice(const ScatterProblem& p, const DeviceInfo& device);
 
 // Shapes the tile for the resolved tuning's block size (plan.tuning), and fills the spec's tile fields, the
 // grid (capped at the tuning's waves) and the parameters.
