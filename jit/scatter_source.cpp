@@ -35,13 +35,17 @@ std::string scatter_body(const KernelSpec& s) {
   const char* index_type = f[F::kIndexBytes] == 4 ? "int" : "long long";
   const std::string linear_args = element + ", " + index_type + ", " + std::to_string(param_dims) + ", " +
                                   (generic ? "true" : "false");
-  if (f[F::kTileA] > 0)  // index_copy_'s tiles (scatter_tile.cuh): the gather tiles' parameters, self as out
+  if (f[F::kTileA] > 0) {  // index_copy_'s and index_add_'s tiles (scatter_tile.cuh): copies move bits
+    const bool add = f[F::kOp] == kScatterAdd;
     return "#include \"scatter_tile.cuh\"\n\n"
            "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"
-           "jitops_kernel(const jitops::GatherTileParams<" + std::to_string(param_dims) + ", " +
-           std::to_string(f[F::kOffsetBits]) + "> p) {\n  jitops::copy_tiles<" + bits_type(f[F::kElement]) + ", " +
-           index_type + ", " + std::to_string(f[F::kTileA]) + ", " + std::to_string(f[F::kTileB]) + ", " +
-           std::to_string(f[F::kMaxThreads]) + ", " + (f[F::kTileIndexEach] ? "true" : "false") + ">(p);\n}\n";
+           "jitops_kernel(const jitops::ScatterTileParams<" + std::to_string(param_dims) + ", " +
+           std::to_string(f[F::kOffsetBits]) + "> p) {\n  jitops::index_tiles<" +
+           (add ? element : std::string(bits_type(f[F::kElement]))) + ", " + index_type + ", " +
+           std::to_string(f[F::kTileA]) + ", " + std::to_string(f[F::kTileB]) + ", " +
+           std::to_string(f[F::kMaxThreads]) + ", " + (f[F::kTileIndexEach] ? "true" : "false") + ", " +
+           (add ? "true" : "false") + ", " + (f[F::kAlpha] ? "true" : "false") + ">(p);\n}\n";
+  }
   if (f[F::kOp] == kScatterFillMarked)  // index_fill_'s pass over self (fill_marked.cuh): bits of the width
     return "#include \"fill_marked.cuh\"\n\n"
            "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(f[F::kMaxThreads]) + ")\n"

@@ -23,7 +23,7 @@ struct ScatterSpecFields {
                    // the linear walk: 1 unless its innermost dim moves self and spans a warp
     kOwned,        // 1: the owned walk (scatter_owned.cuh): a thread takes every term of its destinations
     kPeel,         // 1: ragged packs (scatter.cuh's Peeled): units aligned in memory, a row's ends partly filled
-    kTileA,        // index_copy_'s tiles (scatter_tile.cuh): elements along self's inner dim; 0: none
+    kTileA,        // index_copy_'s and index_add_'s tiles (scatter_tile.cuh): elements along self's inner dim; 0: none
     kTileB,        // and along the dim src is dense in
     kTileIndexEach,  // 1: that dim is the indexed one (an index value per row of the tile)
   };

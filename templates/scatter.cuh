@@ -86,18 +86,6 @@ __device__ __forceinline__ Pack<T, Vec> load_ragged(const T* s, int step, int lo
   return out;
 }
 
-// index_add_'s alpha, applied as PyTorch does: alpha converted to the element
-// type, the product computed in float for 16-bit floats.
-template <typename T, typename P> __device__ __forceinline__ T scale(T v, const P& p) { return T(v * (T)p.alpha_int); }
-template <typename P> __device__ __forceinline__ float scale(float v, const P& p) { return v * (float)p.alpha; }
-template <typename P> __device__ __forceinline__ double scale(double v, const P& p) { return v * p.alpha; }
-template <typename P> __device__ __forceinline__ __half scale(__half v, const P& p) {
-  return __float2half(to_float(v) * to_float(__double2half(p.alpha)));
-}
-template <typename P> __device__ __forceinline__ __nv_bfloat16 scale(__nv_bfloat16 v, const P& p) {
-  return __float2bfloat16(to_float(v) * to_float(__double2bfloat16(p.alpha)));
-}
-
 // Adds Vec adjacent elements: one float4 / float2 reduction on sm_90, packed
 // half2 / bfloat162 pairs, FastAtomicAdd for a lone 16-bit float.
 template <typename T, int Vec, typename P>

@@ -1,38 +1,50 @@
-// The tile regime of index_copy_: self dense along the walk's inner dim (a)
-// and src dense along another (b), a transposed or channels_last src against
-// a contiguous self. The strided walk, in self's order, read src a sector per
-// element there (seed 1909's bfloat16 (64x17x1x4096) from src strides (1, 64,
-// 1088, 1088): each lane's read 2176 bytes from its neighbour's, 37.5 us
-// against PyTorch's 33.4 for 17.8 MB moved). A block reads src's tile with
-// its lanes along b into shared memory, then writes self's tile along a.
-// The index varies along the indexed dim only, where self does not move but
-// through it: a batch dim (one value a tile, loaded once), or b itself
-// (IndexEach: the value of each of the tile's rows, the same for a warp's
-// lanes along a). The parameter block is the gather tiles' (GatherTileParams)
-// with self as the output and src as x; index values name self's elements
-// along the axis, [0, axis_size), as PyTorch's index_copy_ takes them.
+// The tile regime of index_copy_ and index_add_: self dense along the walk's
+// inner dim (a) and src dense along another (b), a transposed or
+// channels_last src against a contiguous self. The strided walk, in self's
+// order, read src a sector per element there (seed 1909's bfloat16
+// index_copy_ of (64x17x1x4096) from src strides (1, 64, 1088, 1088): each
+// lane's read 2176 bytes from its neighbour's, 37.5 us against PyTorch's
+// 33.4 for 17.8 MB moved). A block reads src's tile with its lanes along b
+// into shared memory, then stores (copies) or adds (native reductions:
+// float32, float64, int32, int64) self's tile along a. The index varies along
+// the indexed dim only, where self does not move but through it: a batch dim
+// (one value a tile, loaded once), or b itself (IndexEach: the value of each
+// of the tile's rows, the same for a warp's lanes along a). Index values name
+// self's elements along the axis, [0, axis_size), as PyTorch's index_copy_
+// and index_add_ take them.
 #pragma once
 #include "elementwise_tile.cuh"
-#include "jitops/gather_tile_params.h"
+#include "jitops/atomics.cuh"
+#include "jitops/scatter_tile_params.h"
 #include "jitops/vector_units.cuh"
 
 namespace jitops {
 
-template <typename Unit, typename IndexT, int TA, int TB, int Threads, bool IndexEach, int Dims, int Bits>
-__device__ __forceinline__ void copy_tiles(const GatherTileParams<Dims, Bits>& p) {
+template <typename T, bool Add, bool HasAlpha, typename P>
+__device__ __forceinline__ void tile_update(T* self, T v, const P& p) {
+  if constexpr (Add)
+    atomic_add(self, HasAlpha ? scale(v, p) : v);
+  else
+    *self = v;
+}
+
+template <typename T, typename IndexT, int TA, int TB, int Threads, bool IndexEach, bool Add, bool HasAlpha,
+          int Dims, int Bits>
+__device__ __forceinline__ void index_tiles(const ScatterTileParams<Dims, Bits>& sp) {
   typedef typename OffsetTypes<Bits>::Linear L;
   typedef typename OffsetTypes<Bits>::Stride S;
+  const GatherTileParams<Dims, Bits>& p = sp.tiles;
   constexpr int kItems = TA * TB / Threads;
-  __shared__ Unit tile[TA][staged_tile_pitch(int(sizeof(Unit)), TB)];
-  const Unit* src = static_cast<const Unit*>(p.tiles.data[kTileX]);
-  Unit* self = static_cast<Unit*>(p.tiles.data[kTileOut]);
+  __shared__ T tile[TA][staged_tile_pitch(int(sizeof(T)), TB)];
+  const T* src = static_cast<const T*>(p.tiles.data[kTileX]);
+  T* self = static_cast<T*>(p.tiles.data[kTileOut]);
   const IndexT* index = static_cast<const IndexT*>(p.tiles.data[kTileIndex]);
   for (L t = blockIdx.x; t < p.tiles.tiles; t += gridDim.x) {
     TileOrigin<Bits, kGatherTileOperands> o = tile_origin<TA, TB, kGatherTileOperands>(p.tiles, t);
-    // The tile's one value, in flight with src's loads (nothing waits on it before the stores).
+    // The tile's one value, in flight with src's loads (nothing waits on it before the updates).
     IndexT raw = 0;
     if constexpr (!IndexEach) raw = load_readonly(index + o.base[kTileIndex]);
-    Unit vals[kItems];
+    T vals[kItems];
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
       int a, b;
@@ -57,12 +69,13 @@ __device__ __forceinline__ void copy_tiles(const GatherTileParams<Dims, Bits>& p
       if constexpr (IndexEach) {
         const IndexT own = load_readonly(index + o.at(p.tiles, kTileIndex, a, b));
         if ((uint64_t)(int64_t)own < (uint64_t)p.axis_size)
-          self[o.at(p.tiles, kTileOut, a, b) + S((int64_t)own) * p.axis_stride] = tile[a][b];
+          tile_update<T, Add, HasAlpha>(self + o.at(p.tiles, kTileOut, a, b) + S((int64_t)own) * p.axis_stride,
+                                        tile[a][b], sp);
         else if (a == 0)  // one report a row: its value is the row's
           report_bad_index(p.error, (int64_t)o.at(p.tiles, kTileIndexPosition, a, b), (int64_t)own, p.axis_size,
                            p.op_code);
       } else if (good) {
-        self[o.at(p.tiles, kTileOut, a, b) + step] = tile[a][b];
+        tile_update<T, Add, HasAlpha>(self + o.at(p.tiles, kTileOut, a, b) + step, tile[a][b], sp);
       }
     }
     if (!good && threadIdx.x == 0)

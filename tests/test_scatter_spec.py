@@ -807,7 +807,15 @@ def test_plain_stores_of_two_bytes_or_more_take_a_grid_over_all_their_units(inde
     assert r["grid"][0] == capped
 
 
-def test_walks_but_the_2d_one_take_a_grid_over_all_their_units():
+@pytest.fixture
+def no_tiles():
+    """The walks where src's layout would send a copy or add through tiles (test_scatter_tile_spec.py)."""
+    previous = jitops._core._set_scatter_tiles(0)
+    yield
+    jitops._core._set_scatter_tiles(previous)
+
+
+def test_walks_but_the_2d_one_take_a_grid_over_all_their_units(no_tiles):
     """Adds, reductions and their identity stores and counts in the linear walk launch a block for every
     group of units (capped, blocks looping a grid apart lost what L2 held: seed 1863's int64 index_add_ from
     a transposed src 632 -> 425 us, NOTES 108); the 2-D walk keeps the cap, and the knob forces one."""

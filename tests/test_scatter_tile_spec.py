@@ -23,8 +23,8 @@ def stored(shape, order, dtype):
 
 @pytest.fixture
 def knob():
-    yield jitops._core._set_copy_tiles
-    jitops._core._set_copy_tiles(1)
+    yield jitops._core._set_scatter_tiles
+    jitops._core._set_scatter_tiles(1)
 
 
 def test_a_whole_transposed_src_through_a_dim_of_one_is_tiled(knob):
@@ -33,7 +33,7 @@ def test_a_whole_transposed_src_through_a_dim_of_one_is_tiled(knob):
     shape = [64, 17, 1, 4096]
     r = plan(V(shape, "bfloat16"), 2, V([1], "int64"), V(shape, "bfloat16", strides=[1, 64, 1088, 1088]))
     assert (r["spec"]["tile_a"], r["spec"]["tile_b"], r["spec"]["index_each"]) == (32, 32, 0)
-    assert "copy_tiles<unsigned short, long long, 32, 32, 256, false>" in r["source"], r["source"]
+    assert "index_tiles<unsigned short, long long, 32, 32, 256, false, false, false>" in r["source"], r["source"]
     assert r["block"] == (256, 1, 1) and r["regime"].startswith("tiled")
     knob(0)
     assert plan(V(shape, "bfloat16"), 2, V([1], "int64"),
@@ -45,7 +45,7 @@ def test_src_dense_along_the_indexed_dim_loads_a_value_a_row_past_half_the_l2():
     of sm_90's 50 planned with no GPU); within it the walk's lanes re-read src's sectors from the L2."""
     r = plan(V([45, 19, 9001], "float32"), 0, V([41], "int32"), stored([41, 19, 9001], (1, 2, 0), "float32"))
     assert r["spec"]["tile_a"] > 0 and r["spec"]["index_each"] == 1
-    assert "copy_tiles<unsigned int, int, 32, 32, 256, true>" in r["source"]
+    assert "index_tiles<unsigned int, int, 32, 32, 256, true, false, false>" in r["source"]
     r = plan(V([45, 19, 8001], "float32"), 0, V([41], "int32"), stored([41, 19, 8001], (1, 2, 0), "float32"))
     assert r["spec"]["tile_a"] == 0
 
@@ -71,7 +71,26 @@ def test_copies_that_keep_the_strided_walk(why, self_, dim, n, src):
     assert plan(self_, dim, V([n], "int64"), src)["spec"]["tile_a"] == 0, why
 
 
-def test_adds_and_fills_keep_their_walks():
+def test_adds_of_native_reductions_are_tiled_others_keep_their_walks():
+    """index_add_ from a transposed src: tiles whose updates are red.global adds (float32, float64, int32,
+    int64), alpha applied in the kernel; 8- and 16-bit adds keep the walk's packs and CAS loops, a full
+    scatter_add_ index (varying along self's inner dim) and the mean's counted adds their walks."""
     src = stored([45, 11, 67], (2, 1, 0), "float32")
-    (r,) = jitops.explain("index_add_", V([45, 13, 67], "float32"), 1, V([11], "int64"), src, arch="sm_90")
+    (r,) = jitops.explain("index_add_", V([45, 13, 67], "float32"), 1, V([11], "int64"), src, alpha=2.5,
+                          arch="sm_90")
+    assert r["spec"]["tile_a"] > 0 and r["spec"]["alpha"] == 1
+    assert "index_tiles<float, long long, 32, 32, 256, false, true, true>" in r["source"], r["source"]
+    for dtype in ("float64", "int32", "int64"):
+        (r,) = jitops.explain("index_add_", V([45, 13, 67], dtype), 1, V([11], "int32"),
+                              stored([45, 11, 67], (2, 1, 0), dtype), arch="sm_90")
+        assert r["spec"]["tile_a"] > 0 and r["spec"]["alpha"] == 0, dtype
+    for dtype in ("bfloat16", "float16", "int16", "int8"):
+        (r,) = jitops.explain("index_add_", V([45, 13, 67], dtype), 1, V([11], "int64"),
+                              stored([45, 11, 67], (2, 1, 0), dtype), arch="sm_90")
+        assert r["spec"]["tile_a"] == 0, dtype
+    full = stored([45, 13, 67], (2, 1, 0), "int64")
+    (r,) = jitops.explain("scatter_add_", V([45, 13, 67], "float32"), 1, full,
+                          stored([45, 13, 67], (1, 2, 0), "float32"), arch="sm_90")
+    assert r["spec"]["tile_a"] == 0
+    (r,) = jitops.explain("index_fill_", V([45, 13, 67], "float32"), 1, V([11], "int64"), 1.5, arch="sm_90")
     assert r["spec"]["tile_a"] == 0

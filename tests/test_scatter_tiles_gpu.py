@@ -1,9 +1,11 @@
-"""index_copy_'s tiles (templates/scatter_tile.cuh) against numpy: a contiguous self and a src dense along
-another dim (transposed, channels_last), with the indexed dim among the batch (one index value a tile) or
-the dim src is dense along (a value per row of the tile). Odd sizes, so that tiles are ragged at both
-edges; self's elements the index does not name keep their random values; every 1- to 8-byte element, bit
-for bit. Each plan is checked to take the tiles; bad values raise IndexError at the first position, and
-write nothing through them."""
+"""The tiles of index_copy_ and index_add_ (templates/scatter_tile.cuh) against numpy: a contiguous self
+and a src dense along another dim (transposed, channels_last), with the indexed dim among the batch (one
+index value a tile) or the dim src is dense along (a value per row of the tile). Odd sizes, so that tiles
+are ragged at both edges; self's elements the index does not name keep their random values. Copies: every
+1- to 8-byte element, bit for bit. Adds (the native reductions: float32, float64, int32, int64), with
+repeated indices and alpha: integers exact, floats within the rounding bound of their terms. Each plan is
+checked to take the tiles; bad values raise IndexError at the first position, and write nothing through
+them."""
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ import jitops
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
-from test_scatter_gpu import DTYPES, host, random_values, seed  # noqa: E402
+from test_scatter_gpu import DTYPES, accumulate_reference, check_float, host, random_values, seed  # noqa: E402
 
 DEVICE = "cuda"
 UNITS = DTYPES + ["bool", "complex64"]
@@ -46,6 +48,51 @@ def cases(dtype):
     return [((45, 13, 67), 1, 11, (2, 1, 0), False),
             ((3, 37, 21, 53), 0, 2, (0, 2, 3, 1), False),
             ((45, 19, inner), 0, 41, (1, 2, 0), True)]
+
+
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("dtype", UNITS)
+def test_copies_from_a_src_dense_along_another_dim(dtype, index_dtype):
+    rng = np.random.default_rng(seed("copy tiles", dtype, index_dtype))
+    for shape, dim, n, order, index_each in cases(dtype):
+        self_t = random_tensor(rng, shape, dtype)
+        src_shape = list(shape)
+        src_shape[dim] = n
+        src_t = stored_in(random_tensor(rng, src_shape, dtype), order)
+        idx = rng.permutation(shape[dim])[:n]  # distinct: which duplicate wins is unspecified
+        index = torch.from_numpy(idx.astype(index_dtype)).to(DEVICE)
+        plan = jitops.explain("index_copy_", self_t, dim, index, src_t)[0]
+        assert plan["spec"]["tile_a"] > 0 and plan["spec"]["index_each"] == index_each, (shape, plan["kernel"])
+        ref = host(self_t).copy()
+        np.moveaxis(ref, dim, 0)[idx] = np.moveaxis(host(src_t), dim, 0)
+        jitops.index_copy_(self_t, dim, index, src_t)
+        np.testing.assert_array_equal(host(self_t), ref)
+
+
+@pytest.mark.parametrize("alpha", [1, 3])
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_adds_from_a_src_dense_along_another_dim(dtype, index_dtype, alpha):
+    rng = np.random.default_rng(seed("add tiles", dtype, index_dtype, alpha))
+    for shape, dim, n, order, index_each in cases(dtype):
+        self_t = random_tensor(rng, shape, dtype)
+        src_shape = list(shape)
+        src_shape[dim] = n
+        src_t = stored_in(random_tensor(rng, src_shape, dtype), order)
+        idx = rng.integers(0, shape[dim], n)  # repeated values: their rows add up through the atomics
+        index = torch.from_numpy(idx.astype(index_dtype)).to(DEVICE)
+        plan = jitops.explain("index_add_", self_t, dim, index, src_t, alpha=alpha)[0]
+        assert plan["spec"]["tile_a"] > 0 and plan["spec"]["index_each"] == index_each, (shape, plan["kernel"])
+        terms = np.moveaxis(host(src_t), dim, 0).astype(np.float64 if dtype.startswith("float") else np.int64)
+        before = np.moveaxis(host(self_t), dim, 0)
+        jitops.index_add_(self_t, dim, index, src_t, alpha=alpha)
+        if dtype.startswith("float"):
+            ref, bound = accumulate_reference(before, idx, alpha * terms, dtype)
+            check_float(self_t.movedim(dim, 0), ref, bound, dtype)
+        else:
+            ref = before.astype(np.int64)
+            np.add.at(ref, idx, alpha * terms)
+            np.testing.assert_array_equal(np.moveaxis(host(self_t), dim, 0), ref.astype(dtype))
 
 
 @pytest.fixture

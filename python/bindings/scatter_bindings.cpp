@@ -289,9 +289,9 @@ void bind_scatter_ops(py::module_& m) {
         "Development knob: the owned walk (a thread takes every term of its destinations) -1 where it pays, "
         "0 never, 1 wherever it applies.");
   m.def("_owned_walk", &owned_walk_mode);
-  m.def("_set_copy_tiles", &set_copy_tiles, py::arg("mode"),
-        "Development knob: index_copy_ from a src dense along another dim than self through shared-memory tiles, "
-        "1 where the planner says (the default), 0 never; returns the previous mode.");
+  m.def("_set_scatter_tiles", &set_scatter_tiles, py::arg("mode"),
+        "Development knob: index_copy_ and index_add_ from a src dense along another dim than self through "
+        "shared-memory tiles, 1 where the planner says (the default), 0 never; returns the previous mode.");
   m.def("_set_scatter_waves", &set_scatter_waves, py::arg("waves"),
         "Development knob: the grid cap, in waves of resident blocks, of the scatter walks' heuristic launch "
         "(0: the rule's); returns the previous value.");

@@ -4,22 +4,28 @@
 #include <atomic>
 
 #include "jit/scatter_source.h"
-#include "jitops/gather_tile_params.h"
 #include "jitops/scatter_params.h"
+#include "jitops/scatter_tile_params.h"
 #include "runtime/int_math.h"
 #include "runtime/ops/elementwise_tile_plan.h"
 
 namespace jitops {
 namespace {
 
-std::atomic<int> g_copy_tiles{1};
+std::atomic<int> g_scatter_tiles{1};
 
-// Copies under this many units stay on the strided walk, as the gather tiles' outputs do (gather_tile_plan.cpp:
-// a few thousand units ran faster in one strided pass than through the tile's loads, barrier and stores).
+// The adds that tiles take: native reductions of one element (red.global), as the walk's lone units are.
+bool native_add(int element) {
+  return element == kElemFloat32 || element == kElemFloat64 || element == kElemInt32 || element == kElemInt64;
+}
+
+// Copies and adds under this many units stay on the strided walk, as the gather tiles' outputs do
+// (gather_tile_plan.cpp: a few thousand units ran faster in one strided pass than through the tile's loads,
+// barrier and stores).
 constexpr int64_t kMinTiledUnits = int64_t(1) << 15;
 
 template <int Dims, int Bits>
-void fill_params(const CopyTileChoice& c, int tile_a, int tile_b, IndexErrorSlot* slot, LaunchPlan& plan) {
+void fill_params(const IndexTileChoice& c, int tile_a, int tile_b, IndexErrorSlot* slot, LaunchPlan& plan) {
   const ScatterProblem& p = c.problem;
   // The tile operands, numbered as GatherTileParams's: self as the output, src as x.
   IterationSpace s = p.space;
@@ -30,7 +36,8 @@ void fill_params(const CopyTileChoice& c, int tile_a, int tile_b, IndexErrorSlot
     s.strides[kTileIndex][d] = p.space.strides[kIndexOperand][d];
     s.strides[kTileIndexPosition][d] = p.space.strides[kIndexPositionOperand][d];
   }
-  GatherTileParams<Dims, Bits> q{};
+  ScatterTileParams<Dims, Bits> sq{};
+  GatherTileParams<Dims, Bits>& q = sq.tiles;
   fill_tile_geometry(s, c.dim_b, tile_a, tile_b, kGatherTileOperands, q.tiles);
   q.tiles.data[kTileOut] = p.self;
   q.tiles.data[kTileX] = const_cast<void*>(p.src);
@@ -39,11 +46,13 @@ void fill_params(const CopyTileChoice& c, int tile_a, int tile_b, IndexErrorSlot
   q.axis_size = p.axis_size;
   q.axis_stride = typename OffsetTypes<Bits>::Stride(p.axis_stride);
   q.op_code = p.op_code;
-  plan.set_params(q);
+  sq.alpha = p.alpha;
+  sq.alpha_int = p.alpha_int;
+  plan.set_params(sq);
 }
 
 template <int Bits>
-void fill_params_for_dims(int dims, const CopyTileChoice& c, int tile_a, int tile_b, IndexErrorSlot* slot,
+void fill_params_for_dims(int dims, const IndexTileChoice& c, int tile_a, int tile_b, IndexErrorSlot* slot,
                           LaunchPlan& plan) {
   switch (dims) {
     case 2: return fill_params<2, Bits>(c, tile_a, tile_b, slot, plan);
@@ -54,13 +63,15 @@ void fill_params_for_dims(int dims, const CopyTileChoice& c, int tile_a, int til
 
 }  // namespace
 
-int set_copy_tiles(int mode) { return g_copy_tiles.exchange(mode); }
+int set_scatter_tiles(int mode) { return g_scatter_tiles.exchange(mode); }
 
-CopyTileChoice copy_tile_choice(const ScatterProblem& p, const DeviceInfo& device) {
-  CopyTileChoice none;
-  if (p.op != kScatterCopy || g_copy_tiles.load(std::memory_order_relaxed) == 0 || p.space.numel() < kMinTiledUnits)
+IndexTileChoice index_tile_choice(const ScatterProblem& p, const DeviceInfo& device) {
+  IndexTileChoice none;
+  const bool add = p.op == kScatterAdd && !p.counts && native_add(p.element);
+  if (!(p.op == kScatterCopy || add) || g_scatter_tiles.load(std::memory_order_relaxed) == 0 ||
+      p.space.numel() < kMinTiledUnits)
     return none;
-  CopyTileChoice c;
+  IndexTileChoice c;
   c.problem = p;
   IterationSpace& s = c.problem.space;
   // Self's memory order, the indexed dim counted where its writes land (at the axis's stride), then src's.
@@ -78,7 +89,8 @@ CopyTileChoice copy_tile_choice(const ScatterProblem& p, const DeviceInfo& devic
   // self written along a; src's step along a past its stride along b (an src expanded along a, stride 0, reads
   // one address a warp on the walk already)
   const int64_t src_step_a = magnitude(s.strides[kSrcOperand][a]);
-  if (magnitude(s.strides[kSelfOperand][a]) != 1 || src_step_a <= 1) return none;
+  // (and the index constant along a: scatter_add_'s full index varies along every dim)
+  if (magnitude(s.strides[kSelfOperand][a]) != 1 || src_step_a <= 1 || s.strides[kIndexOperand][a] != 0) return none;
   int b = -1;
   for (int d = a - 1; d >= 0; --d)
     if (s.strides[kSrcOperand][d] != 0 &&
@@ -96,7 +108,7 @@ CopyTileChoice copy_tile_choice(const ScatterProblem& p, const DeviceInfo& devic
   return c;
 }
 
-void plan_copy_tiles(const CopyTileChoice& c, bool offsets_fit_32_bits, IndexErrorSlot* error_slot,
+void plan_index_tiles(const IndexTileChoice& c, bool offsets_fit_32_bits, IndexErrorSlot* error_slot,
                      const DeviceInfo& device, LaunchPlan& plan) {
   const ScatterProblem& p = c.problem;
   const IterationSpace& s = p.space;
@@ -111,6 +123,7 @@ void plan_copy_tiles(const CopyTileChoice& c, bool offsets_fit_32_bits, IndexErr
   const int dims = s.ndim <= 3 ? s.ndim : kMaxDims;
   using F = ScatterSpecFields;
   plan.spec = scatter_spec(p.element, p.index_bytes, dims, offsets_fit_32_bits ? 32 : 64, p.op, 1, 0, threads);
+  plan.spec.fields[F::kAlpha] = p.has_alpha;
   plan.spec.fields[F::kTileA] = tile_a;
   plan.spec.fields[F::kTileB] = tile_b;
   plan.spec.fields[F::kTileIndexEach] = c.index_each;

@@ -118,6 +118,18 @@ template <typename T> __device__ __forceinline__ T min_op(T a, T b) {
   return is_nan(a) ? a : is_nan(b) ? b : less(b, a) ? b : a;
 }
 
+// index_add_'s alpha, applied as PyTorch does: alpha converted to the element
+// type, the product computed in float for 16-bit floats.
+template <typename T, typename P> __device__ __forceinline__ T scale(T v, const P& p) { return T(v * (T)p.alpha_int); }
+template <typename P> __device__ __forceinline__ float scale(float v, const P& p) { return v * (float)p.alpha; }
+template <typename P> __device__ __forceinline__ double scale(double v, const P& p) { return v * p.alpha; }
+template <typename P> __device__ __forceinline__ __half scale(__half v, const P& p) {
+  return __float2half(to_float(v) * to_float(__double2half(p.alpha)));
+}
+template <typename P> __device__ __forceinline__ __nv_bfloat16 scale(__nv_bfloat16 v, const P& p) {
+  return __float2bfloat16(to_float(v) * to_float(__double2bfloat16(p.alpha)));
+}
+
 // ---- adds into global memory whose result nobody reads: reductions
 // (red.global), fire and forget in L2. NVRTC kept atomicAdd's ATOM, a round
 // trip per add, where the result was unused: scatter_reduce_ sum of one
