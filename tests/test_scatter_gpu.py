@@ -951,11 +951,20 @@ def test_fills_through_a_few_hot_values(dtype):
         np.testing.assert_array_equal(host(self_t), ref, err_msg=kind)
 
 
+@pytest.fixture
+def no_tiles():
+    """The walks where src's layout would send an index_copy_ or index_add_ through tiles."""
+    previous = jitops._core._set_scatter_tiles(0)
+    yield
+    jitops._core._set_scatter_tiles(previous)
+
+
 @pytest.mark.parametrize("dtype", ["int64", "float32"])
-def test_linear_walks_past_the_old_grid_cap(dtype):
+def test_linear_walks_past_the_old_grid_cap(dtype, no_tiles):
     """The linear walk's grid over all its units (NOTES 108): seed 1863's index_add_ from a transposed src at
     a fifth of its length (7.2M units a row of the index, 36M in all, past the 17.3M that 16 waves of blocks
-    took in one loop), and a one-column amax of 24M terms, against numpy, self random and every term counted."""
+    took in one loop), and a one-column amax of 24M terms, against numpy, self random and every term counted.
+    The walk, not the tiles that take this layout now (test_scatter_tiles_gpu.py)."""
     rng = np.random.default_rng(seed("past the cap", dtype))
     np_dtype = np.dtype(dtype)
 

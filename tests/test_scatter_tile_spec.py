@@ -73,8 +73,8 @@ def test_copies_that_keep_the_strided_walk(why, self_, dim, n, src):
 
 def test_adds_of_native_reductions_are_tiled_others_keep_their_walks():
     """index_add_ from a transposed src: tiles whose updates are red.global adds (float32, float64, int32,
-    int64), alpha applied in the kernel; 8- and 16-bit adds keep the walk's packs and CAS loops, a full
-    scatter_add_ index (varying along self's inner dim) and the mean's counted adds their walks."""
+    int64), alpha applied in the kernel; 8- and 16-bit adds keep the walk's packs and CAS loops, scatter_add_
+    (an expanded index's rows, or a full index varying along self's inner dim) its walks."""
     src = stored([45, 11, 67], (2, 1, 0), "float32")
     (r,) = jitops.explain("index_add_", V([45, 13, 67], "float32"), 1, V([11], "int64"), src, alpha=2.5,
                           arch="sm_90")
@@ -88,6 +88,10 @@ def test_adds_of_native_reductions_are_tiled_others_keep_their_walks():
         (r,) = jitops.explain("index_add_", V([45, 13, 67], dtype), 1, V([11], "int64"),
                               stored([45, 11, 67], (2, 1, 0), dtype), arch="sm_90")
         assert r["spec"]["tile_a"] == 0, dtype
+    # scatter_add_'s rows through an expanded index, src stored along them: the 2-D walk (NOTES 116)
+    (r,) = jitops.explain("scatter_add_", V([3648, 16], "int64"), 0, V([726433, 16], "int32", strides=[1, 0]),
+                          stored([726433, 16], (1, 0), "int64"), arch="sm_90")
+    assert r["spec"]["tile_a"] == 0
     full = stored([45, 13, 67], (2, 1, 0), "int64")
     (r,) = jitops.explain("scatter_add_", V([45, 13, 67], "float32"), 1, full,
                           stored([45, 13, 67], (1, 2, 0), "float32"), arch="sm_90")
