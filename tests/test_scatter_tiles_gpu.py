@@ -2,10 +2,10 @@
 and a src dense along another dim (transposed, channels_last), with the indexed dim among the batch (one
 index value a tile) or the dim src is dense along (a value per row of the tile). Odd sizes, so that tiles
 are ragged at both edges; self's elements the index does not name keep their random values. Copies: every
-1- to 8-byte element, bit for bit. Adds (the native reductions: float32, float64, int32, int64), with
-repeated indices and alpha: integers exact, floats within the rounding bound of their terms. Each plan is
-checked to take the tiles; bad values raise IndexError at the first position, and write nothing through
-them."""
+1- to 8-byte element, bit for bit. Adds (the native atomics: float32, float64, int32, int64, float16,
+bfloat16), with repeated indices and alpha: integers exact, floats within the rounding bound of their
+terms. Each plan is checked to take the tiles; bad values raise IndexError at the first position, and
+write nothing through them."""
 
 import numpy as np
 import pytest
@@ -14,7 +14,7 @@ import jitops
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
-from test_scatter_gpu import DTYPES, accumulate_reference, check_float, host, random_values, seed  # noqa: E402
+from test_scatter_gpu import DTYPES, EPS, accumulate_reference, check_float, host, random_values, seed  # noqa: E402
 
 DEVICE = "cuda"
 UNITS = DTYPES + ["bool", "complex64"]
@@ -71,7 +71,7 @@ def test_copies_from_a_src_dense_along_another_dim(dtype, index_dtype):
 
 @pytest.mark.parametrize("alpha", [1, 3])
 @pytest.mark.parametrize("index_dtype", ["int64", "int32"])
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "float16", "bfloat16"])
 def test_adds_from_a_src_dense_along_another_dim(dtype, index_dtype, alpha):
     rng = np.random.default_rng(seed("add tiles", dtype, index_dtype, alpha))
     for shape, dim, n, order, index_each in cases(dtype):
@@ -83,10 +83,10 @@ def test_adds_from_a_src_dense_along_another_dim(dtype, index_dtype, alpha):
         index = torch.from_numpy(idx.astype(index_dtype)).to(DEVICE)
         plan = jitops.explain("index_add_", self_t, dim, index, src_t, alpha=alpha)[0]
         assert plan["spec"]["tile_a"] > 0 and plan["spec"]["index_each"] == index_each, (shape, plan["kernel"])
-        terms = np.moveaxis(host(src_t), dim, 0).astype(np.float64 if dtype.startswith("float") else np.int64)
+        terms = np.moveaxis(host(src_t), dim, 0).astype(np.float64 if dtype in EPS else np.int64)
         before = np.moveaxis(host(self_t), dim, 0)
         jitops.index_add_(self_t, dim, index, src_t, alpha=alpha)
-        if dtype.startswith("float"):
+        if dtype in EPS:
             ref, bound = accumulate_reference(before, idx, alpha * terms, dtype)
             check_float(self_t.movedim(dim, 0), ref, bound, dtype)
         else:

@@ -15,15 +15,18 @@ namespace {
 
 std::atomic<int> g_scatter_tiles{1};
 
-// The adds that tiles take: index_add_'s native reductions of one element (red.global), as the walk's lone
-// units are. On an H200 (NOTES 116), 101 index_add_ plans of seeds 100-999 and 7000-7899 ran 1.47x faster in
-// geomean through tiles than on the walk (1.47x with one index value a tile, 1.47x with one a row; one slower,
-// 0.77x, sorted float32 rows of 3), below PyTorch's time 6 -> 0. scatter_add_'s and scatter_reduce_'s
+// The adds that tiles take: index_add_'s of the elements with native atomics, as the walk adds lone units
+// (16-bit floats through their aligned pair, PyTorch's FastAtomicAdd). On an H200 (NOTES 116), 101 index_add_
+// plans of float32, float64, int32 and int64 from seeds 100-999 and 7000-7899 ran 1.47x faster in geomean
+// through tiles than on the walk (1.47x with one index value a tile, 1.47x with one a row; one slower,
+// 0.77x, sorted float32 rows of 3), below PyTorch's time 6 -> 0; 94 of float16 and bfloat16 1.59x (3
+// slower by 3% or more, the least 0.91x), below PyTorch 4 -> 0. scatter_add_'s and scatter_reduce_'s
 // expanded rows through the same layouts (a 1-D index in effect, the 2-D walk's rows in flight against the
-// tiles) lost: 99 plans 0.91x, down to 0.57x (sorted int64 rows of 16). They keep their walks.
+// tiles) lost: 99 plans 0.91x, down to 0.57x (sorted int64 rows of 16). They keep their walks, and 8- and
+// 16-bit integers their compare-and-swap packs.
 bool tiled_add(const ScatterProblem& p) {
   const bool native = p.element == kElemFloat32 || p.element == kElemFloat64 || p.element == kElemInt32 ||
-                      p.element == kElemInt64;
+                      p.element == kElemInt64 || p.element == kElemFloat16 || p.element == kElemBFloat16;
   return p.op == kScatterAdd && p.op_code == kOpIndexAdd && !p.counts && native;
 }
 
@@ -56,6 +59,8 @@ void fill_params(const IndexTileChoice& c, int tile_a, int tile_b, IndexErrorSlo
   q.op_code = p.op_code;
   sq.alpha = p.alpha;
   sq.alpha_int = p.alpha_int;
+  sq.self_lo = p.self_lo;
+  sq.self_hi = p.self_hi;
   plan.set_params(sq);
 }
 

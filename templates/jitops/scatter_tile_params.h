@@ -10,6 +10,7 @@ struct ScatterTileParams {
   GatherTileParams<Dims, Bits> tiles;
   double alpha;       // index_add_'s alpha for floating types
   int64_t alpha_int;  // ... for integer types
+  int64_t self_lo, self_hi;  // self's span in element offsets, for paired 16-bit adds (fast_atomic_add)
 };
 
 }  // namespace jitops
