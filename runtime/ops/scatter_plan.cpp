@@ -692,14 +692,15 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   if (p.op == kScatterFill && plan_fill_marked(p, device, error_slot, plan)) return true;
   // src dense along another dim than self: through shared memory (scatter_tile_plan.h). Copies at once; adds
   // where neither the owned walk nor private copies take them (below), which were measured against the walk.
-  const IndexTileChoice tile = index_tile_choice(p, device);
+  IndexTileChoice tile;
+  const bool tiled = index_tile_choice(p, device, tile);
   auto plan_tiles = [&] {
     plan.tunable = true;
     plan.tuning = resolve_tuning(scatter_point(tile.problem), device, LaunchTuning());
     plan_index_tiles(tile, fits_32bit(tile.problem), error_slot, device, plan);
     return true;
   };
-  if (tile.tiled() && p.op == kScatterCopy) return plan_tiles();
+  if (tiled && p.op == kScatterCopy) return plan_tiles();
   // The identity stores and counts before a reduction read no source: where
   // the indexed dim is self's innermost, src's strides go, so that they
   // neither block a collapse nor pick the walk's order. A float64
@@ -779,7 +780,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
       return true;
     }
   }
-  if (tile.tiled() && !owned && !counted) return plan_tiles();
+  if (tiled && !owned && !counted) return plan_tiles();
   int vec = 1;
   choose_vector(p, tuning.vector_bytes, owned, vec);
   // Ragged packs where no uniform pack fits: a step of their own, after the owned walk's choice, which weighs

@@ -78,13 +78,11 @@ void fill_params_for_dims(int dims, const IndexTileChoice& c, int tile_a, int ti
 
 int set_scatter_tiles(int mode) { return g_scatter_tiles.exchange(mode); }
 
-IndexTileChoice index_tile_choice(const ScatterProblem& p, const DeviceInfo& device) {
-  IndexTileChoice none;
+bool index_tile_choice(const ScatterProblem& p, const DeviceInfo& device, IndexTileChoice& c) {
   if (!(p.op == kScatterCopy || tiled_add(p)) || g_scatter_tiles.load(std::memory_order_relaxed) == 0 ||
       p.space.numel() < kMinTiledUnits)
-    return none;
-  IndexTileChoice c;
-  c.problem = p;
+    return false;
+  c.problem = p;  // only now: most calls stop above, with no copy of the problem
   IterationSpace& s = c.problem.space;
   // Self's memory order, the indexed dim counted where its writes land (at the axis's stride), then src's.
   IterationSpace key = s;
@@ -97,27 +95,28 @@ IndexTileChoice index_tile_choice(const ScatterProblem& p, const DeviceInfo& dev
   permute_dims(s, order);
   collapse(s);
   const int a = s.ndim - 1;
-  if (s.ndim < 2 || s.ndim > kMaxDims || s.sizes[a] < kMinTileExtent) return none;
+  if (s.ndim < 2 || s.ndim > kMaxDims || s.sizes[a] < kMinTileExtent) return false;
   // self written along a; src's step along a past its stride along b (an src expanded along a, stride 0, reads
   // one address a warp on the walk already)
   const int64_t src_step_a = magnitude(s.strides[kSrcOperand][a]);
   // (and the index constant along a: scatter_add_'s full index varies along every dim)
-  if (magnitude(s.strides[kSelfOperand][a]) != 1 || src_step_a <= 1 || s.strides[kIndexOperand][a] != 0) return none;
+  if (magnitude(s.strides[kSelfOperand][a]) != 1 || src_step_a <= 1 || s.strides[kIndexOperand][a] != 0) return false;
   int b = -1;
   for (int d = a - 1; d >= 0; --d)
     if (s.strides[kSrcOperand][d] != 0 &&
         (b < 0 || magnitude(s.strides[kSrcOperand][d]) < magnitude(s.strides[kSrcOperand][b])))
       b = d;
-  if (b < 0 || s.sizes[b] < kMinTileExtent || magnitude(s.strides[kSrcOperand][b]) >= src_step_a) return none;
-  c.dim_b = b;
-  c.index_each = s.strides[kIndexOperand][b] != 0;
+  if (b < 0 || s.sizes[b] < kMinTileExtent || magnitude(s.strides[kSrcOperand][b]) >= src_step_a) return false;
+  const bool index_each = s.strides[kIndexOperand][b] != 0;
   // b the indexed dim (src stored with it innermost): each row of b lands on another row of self, and the
   // walk's lanes along a read src a sector each, that the rows after re-read from the L2 where src fits in
   // it. Tiles only past half the L2 (H200, NOTES 116: of 141 sweep plans timed both ways, the 47 such tiles
   // within 25 MB ran 1.01x the walk's speed in geomean, from 0.71x to 1.86x; the 7 past it 1.47x, none
   // slower; the 87 tiles with one index value a tile 1.35x, one slower: 0.77x, float64 rows of 19).
-  if (c.index_each && !device.past_half_l2(s.numel() * p.element_bytes)) return none;
-  return c;
+  if (index_each && !device.past_half_l2(s.numel() * p.element_bytes)) return false;
+  c.dim_b = b;
+  c.index_each = index_each;
+  return true;
 }
 
 void plan_index_tiles(const IndexTileChoice& c, bool offsets_fit_32_bits, IndexErrorSlot* error_slot,

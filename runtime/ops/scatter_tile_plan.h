@@ -12,12 +12,11 @@ struct IndexTileChoice {
   ScatterProblem problem;  // its space ordered by self's memory and collapsed, as the tiles walk it
   int dim_b = -1;          // the collapsed dim src is dense along; -1: the strided walk stays
   bool index_each = false; // b is the indexed dim: each of the tile's rows has its own index value
-
-  bool tiled() const { return dim_b >= 0; }
 };
 
-// Whether copies or adds `p` (its space as built, in src's dims) are tiled, and along which dims.
-IndexTileChoice index_tile_choice(const ScatterProblem& p, const DeviceInfo& device);
+// Whether copies or adds `p` (its space as built, in src's dims) are tiled; if so, along which dims in `choice`
+// (left as it was otherwise: the per-call path of calls that do not tile copies nothing).
+bool index_tile_choice(const ScatterProblem& p, const DeviceInfo& device, IndexTileChoice& choice);
 
 // Shapes the tile for the resolved tuning's block size (plan.tuning), and fills the spec's tile fields, the
 // grid (capped at the tuning's waves) and the parameters.
