@@ -10,7 +10,7 @@ namespace {
 
 const char* const kFieldNames[KernelSpec::kFields] = {"element", "index", "dims", "offset", "op", "vec",
                                                       "alpha", "unroll", "threads", "lane_runs", "owned", "peel",
-                                                      "tile_a", "tile_b", "index_each", nullptr};
+                                                      "tile_a", "tile_b", "index_each", "row_warps"};
 
 // The unsigned integer of an element's width: what a kernel that only moves bits is instantiated with.
 const char* bits_type(int element) {
@@ -85,7 +85,12 @@ std::string scatter_body(const KernelSpec& s) {
     const bool counted = f[F::kOp] == kScatterAddCounted;  // adds, the counts kept in the same pass
     std::string common = std::to_string(counted ? int(kScatterAdd) : f[F::kOp]) + ", " + std::to_string(f[F::kVec]) + ", " +
                          (f[F::kAlpha] ? "true" : "false") + ", " + std::to_string(f[F::kUnroll]);
-    if (f[F::kOwned]) {
+    if (f[F::kOwned] >= 2) {
+      header = "scatter_owned_rows.cuh";
+      call = "jitops::scatter_owned_rows<" + linear_args + ", " + (f[F::kAlpha] ? "true" : "false") + ", " +
+             std::to_string(f[F::kMaxThreads] / (32 * f[F::kRowWarps])) + ", " + std::to_string(f[F::kRowWarps]) +
+             ", " + (f[F::kOwned] == 3 ? "true" : "false") + ">(p);";
+    } else if (f[F::kOwned]) {
       header = "scatter_owned.cuh";
       call = "jitops::scatter_owned<" + linear_args + ", " + common + ">(p);";
     } else {

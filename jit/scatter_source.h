@@ -21,11 +21,14 @@ struct ScatterSpecFields {
                    // order combine, 5 as 3 with the peers matched in every warp (lane_runs_2d in
                    // scatter_plan.cpp);
                    // the linear walk: 1 unless its innermost dim moves self and spans a warp
-    kOwned,        // 1: the owned walk (scatter_owned.cuh): a thread takes every term of its destinations
+    kOwned,        // 1: the owned walk (scatter_owned.cuh): a thread takes every term of its destinations;
+                   // 2: with self's rows in shared memory (scatter_owned_rows.cuh), src staged along the
+                   // owners; 3: the same, src staged along the terms (src dense along the indexed dim)
     kPeel,         // 1: ragged packs (scatter.cuh's Peeled): units aligned in memory, a row's ends partly filled
     kTileA,        // index_copy_'s and index_add_'s tiles (scatter_tile.cuh): elements along self's inner dim; 0: none
     kTileB,        // and along the dim src is dense in
     kTileIndexEach,  // 1: that dim is the indexed one (an index value per row of the tile)
+    kRowWarps,     // kOwned 2 (scatter_owned_rows.cuh): warps splitting each 32 rows' destinations
   };
 };
 

@@ -19,6 +19,7 @@
 #include "runtime/ops/fill_marked_plan.h"
 #include "runtime/ops/row_sum_plan.h"
 #include "runtime/ops/scatter_ops.h"
+#include "runtime/ops/scatter_owned_rows.h"
 #include "runtime/ops/scatter_tile_plan.h"
 #include "runtime/ops/scatter_fitted_lanes.h"
 #include "runtime/ops/scatter_index_inner.h"
@@ -292,6 +293,9 @@ void bind_scatter_ops(py::module_& m) {
   m.def("_set_scatter_tiles", &set_scatter_tiles, py::arg("mode"),
         "Development knob: index_copy_ and index_add_ from a src dense along another dim than self through "
         "shared-memory tiles, 1 where the planner says (the default), 0 never; returns the previous mode.");
+  m.def("_set_owned_rows", &set_owned_rows_mode, py::arg("mode"),
+        "Development knob: index_add_ along a dim self stores densely through self's rows in shared memory, "
+        "-1 where the planner says (the default), 0 never, 1 wherever it fits; returns the previous mode.");
   m.def("_set_scatter_waves", &set_scatter_waves, py::arg("waves"),
         "Development knob: the grid cap, in waves of resident blocks, of the scatter walks' heuristic launch "
         "(0: the rule's); returns the previous value.");

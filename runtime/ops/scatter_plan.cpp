@@ -14,6 +14,7 @@
 #include "runtime/ops/scatter_fitted_lanes.h"
 #include "runtime/ops/scatter_index_inner.h"
 #include "runtime/ops/scatter_mean.h"
+#include "runtime/ops/scatter_owned_rows.h"
 #include "runtime/ops/scatter_private_plan.h"
 #include "runtime/ops/scatter_ragged.h"
 #include "runtime/ops/scatter_tile_plan.h"
@@ -227,6 +228,13 @@ void fill_for_dims(const ScatterProblem& p, int dims, IndexErrorSlot* slot, Laun
   with_param_dims(dims, [&](auto d) { fill_params<Bits, decltype(d)::value>(p, slot, plan); });
 }
 
+void fill_for_dims(const ScatterProblem& p, int dims, int bits, IndexErrorSlot* slot, LaunchPlan& plan) {
+  if (bits == 32)
+    fill_for_dims<32>(p, dims, slot, plan);
+  else
+    fill_for_dims<64>(p, dims, slot, plan);
+}
+
 // Adds and products into private copies of a small self (runtime/ops/scatter_private_plan.h):
 // one launch, a unit an element, 4 a thread at a time.
 void plan_private_add(const ScatterProblem& p, const PrivateAddLayout& copies, IndexErrorSlot* slot,
@@ -237,13 +245,36 @@ void plan_private_add(const ScatterProblem& p, const PrivateAddLayout& copies, I
   plan.spec.fields[ScatterSpecFields::kAlpha] = p.has_alpha;
   plan.regime = "private copies of self";
   plan.tunable = false;
-  if (bits == 32)
-    fill_for_dims<32>(p, dims, slot, plan);
-  else
-    fill_for_dims<64>(p, dims, slot, plan);
+  fill_for_dims(p, dims, bits, slot, plan);
   plan.block[0] = 256;
   plan.grid[0] = copies.blocks;
   plan.shared_bytes = copies.shared_bytes;
+}
+
+// index_add_ through self's rows in shared memory (runtime/ops/scatter_owned_rows.h): the terms' axis first, as
+// the owned walk takes it, a block a group of rows after another.
+void plan_owned_rows(ScatterProblem p, const OwnedRowsLayout& rows, IndexErrorSlot* slot, const DeviceInfo& device,
+                     LaunchPlan& plan) {
+  IterationSpace& s = p.space;
+  int order[kMaxDims + 16];
+  order[0] = rows.axis;
+  for (int d = 0, k = 1; d < s.ndim; ++d)
+    if (d != rows.axis) order[k++] = d;
+  permute_dims(s, order);
+  const int dims = s.ndim <= kSpecializedDims ? s.ndim : 0;
+  const int bits = fits_32bit(p) ? 32 : 64;
+  using F = ScatterSpecFields;
+  plan.spec = scatter_spec(p.element, p.index_bytes, dims, bits, kScatterAdd, 1, 1, rows.threads);
+  plan.spec.fields[F::kAlpha] = p.has_alpha;
+  plan.spec.fields[F::kOwned] = rows.src_along_terms ? 3 : 2;
+  plan.spec.fields[F::kRowWarps] = rows.row_warps;
+  plan.regime = "owned rows in shared memory";
+  plan.tunable = false;
+  fill_for_dims(p, dims, bits, slot, plan);
+  const int64_t rows_a_block = rows.threads / (32 * rows.row_warps) * 32;
+  plan.block[0] = unsigned(rows.threads);
+  plan.grid[0] = grid_blocks(s.numel() / s.sizes[0], rows_a_block, rows.threads, device, kUncappedWaves);
+  plan.shared_bytes = rows.shared_bytes;
 }
 
 // What an accumulate launch depends on: element, index, op, the inner and
@@ -772,6 +803,13 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   const LaunchTuning& tuning = plan.tuning.config;
   // Adds that keep the mean's counts too go through the atomic walks, which count (count_units).
   const bool counted = p.op == kScatterAdd && p.counts;
+  if (!linear_pass && p.space.ndim <= kMaxDims) {
+    const OwnedRowsLayout rows = owned_rows_layout(p);
+    if (rows.applies) {
+      plan_owned_rows(p, rows, error_slot, device, plan);
+      return true;
+    }
+  }
   const bool owned = !linear_pass && !counted && owned_walk(p, tuning, device);
   if (!linear_pass && !owned && !counted && p.space.ndim <= kMaxDims) {
     const PrivateAddLayout copies = private_add_layout(p, device);
@@ -949,10 +987,7 @@ bool plan_scatter(ScatterProblem p, const DeviceInfo& device, IndexErrorSlot* er
   plan.spec.fields[F::kOwned] = owned;
   plan.spec.fields[F::kPeel] = p.peel_len > 0;
   plan.regime = owned ? "owned" : shape.dims == 2 && !linear_pass ? (small_index ? "small-index" : "large-index") : nullptr;
-  if (bits == 32)
-    fill_for_dims<32>(p, shape.dims, error_slot, plan);
-  else
-    fill_for_dims<64>(p, shape.dims, error_slot, plan);
+  fill_for_dims(p, shape.dims, bits, error_slot, plan);
   std::copy(shape.grid, shape.grid + 3, plan.grid);
   std::copy(shape.block, shape.block + 3, plan.block);
   if (linear_pass) {
