@@ -28,7 +28,7 @@ struct ScatterSpecFields {
     kTileA,        // index_copy_'s and index_add_'s tiles (scatter_tile.cuh): elements along self's inner dim; 0: none
     kTileB,        // and along the dim src is dense in
     kTileIndexEach,  // 1: that dim is the indexed one (an index value per row of the tile)
-    kRowWarps,     // kOwned 2 (scatter_owned_rows.cuh): warps splitting each 32 rows' destinations
+    kRowWarps,     // kOwned 2 and 3 (scatter_owned_rows.cuh): warps splitting each 32 rows' destinations
   };
 };
 
