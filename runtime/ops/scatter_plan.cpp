@@ -251,16 +251,21 @@ void plan_private_add(const ScatterProblem& p, const PrivateAddLayout& copies, I
   plan.shared_bytes = copies.shared_bytes;
 }
 
+// The owned walks' order: the terms' axis first (the kernels' dim 0), the owners' dims after it as they were.
+void terms_axis_first(IterationSpace& s, int axis) {
+  int order[kMaxDims + 16];
+  order[0] = axis;
+  for (int d = 0, k = 1; d < s.ndim; ++d)
+    if (d != axis) order[k++] = d;
+  permute_dims(s, order);
+}
+
 // index_add_ through self's rows in shared memory (runtime/ops/scatter_owned_rows.h): the terms' axis first, as
 // the owned walk takes it, a block a group of rows after another.
 void plan_owned_rows(ScatterProblem p, const OwnedRowsLayout& rows, IndexErrorSlot* slot, const DeviceInfo& device,
                      LaunchPlan& plan) {
   IterationSpace& s = p.space;
-  int order[kMaxDims + 16];
-  order[0] = rows.axis;
-  for (int d = 0, k = 1; d < s.ndim; ++d)
-    if (d != rows.axis) order[k++] = d;
-  permute_dims(s, order);
+  terms_axis_first(s, rows.axis);
   const int dims = s.ndim <= kSpecializedDims ? s.ndim : 0;
   const int bits = fits_32bit(p) ? 32 : 64;
   using F = ScatterSpecFields;
@@ -684,11 +689,7 @@ bool owned_walk(const ScatterProblem& p, const LaunchTuning& tuning, const Devic
 LaunchShape owned_launch_shape(ScatterProblem& p, int axis, int vec, const LaunchTuning& tuning,
                                const DeviceInfo& device) {
   IterationSpace& s = p.space;
-  int order[kMaxDims + 16];
-  order[0] = axis;
-  for (int d = 0, k = 1; d < s.ndim; ++d)
-    if (d != axis) order[k++] = d;
-  permute_dims(s, order);
+  terms_axis_first(s, axis);
   const int64_t owners = s.numel() / s.sizes[0];
   LaunchShape shape;
   shape.dims = s.ndim <= kSpecializedDims ? s.ndim : 0;
